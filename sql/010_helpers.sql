@@ -1,0 +1,57 @@
+-- Identity, settings, experiments and notification helpers shared by every transition.
+
+create or replace function chat_public.current_user_id() returns uuid as $$
+  select case when v ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' then v::uuid end
+  from (select nullif(current_setting('jwt.claims.sub', true), '') as v) s;
+$$ language sql stable;
+comment on function chat_public.current_user_id() is
+  E'The id of the user making the request (the `sub` claim of the JWT), or null for anonymous requests.';
+
+create or replace function chat_private.require_user() returns uuid as $$
+declare
+  v_user uuid := chat_public.current_user_id();
+begin
+  if v_user is null or not exists (select 1 from chat_public.users where id = v_user) then
+    raise exception 'authentication required' using errcode = 'NOAUT';
+  end if;
+  return v_user;
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.setting(p_name text) returns jsonb as $$
+  select value from chat_private.settings where name = p_name;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.setting_int(p_name text) returns integer as $$
+  select (value #>> '{}')::integer from chat_private.settings where name = p_name;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.experiment_enabled(p_name text) returns boolean as $$
+  select coalesce((select enabled from chat_private.experiments where name = p_name), false);
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+
+insert into chat_private.experiments (name, enabled, description) values
+  ('chat-structured-output', false,
+   'Accept new structured-output requests (response_format json_schema). Accepted work keeps running when switched off.')
+on conflict (name) do update set description = excluded.description;
+
+insert into chat_private.settings (name, value, description) values
+  ('max_steps_per_turn', '200', 'Assistant steps a single turn may take before it stops.'),
+  ('max_recoveries_per_turn', '3', 'Lease expiries (worker crashes) a turn survives before it fails with generation_failed.'),
+  ('lease_seconds', '30', 'Length of a runner lease; the worker renews it by heartbeat.'),
+  ('requires_action_timeout_seconds', '300', 'How long a chat waits for client tool results before they are cancelled.'),
+  ('finalizer_repairs', '2', 'Repairs allowed after the first rejected finalization attempt.')
+on conflict (name) do update set description = excluded.description;
+
+insert into chat_private.model_configs (id, provider, model, context_limit, is_default)
+values ('scripted', 'scripted', 'scripted-demo', 32000, true)
+on conflict (id) do nothing;
+
+-- One NOTIFY per transition: streams re-read rows newer than their watermark, so the payload is only a hint.
+create or replace function chat_private.notify_chat(p_chat_id uuid, p_change text) returns void as $$
+  select pg_notify('chatd:chat:' || c.id, json_build_object(
+    'chat_id', c.id, 'change', p_change, 'status', c.status, 'archived', c.archived,
+    'snapshot_version', c.snapshot_version, 'history_version', c.history_version,
+    'queue_version', c.queue_version, 'generation_attempt', c.generation_attempt)::text)
+  from chat_public.chats c where c.id = p_chat_id;
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;

@@ -1,0 +1,159 @@
+-- Invariants no caller may bypass: revision stamping, history fencing (receipts exempt), receipt shape and
+-- immutability, queue versioning, and enqueueing the worker in the transaction that makes a chat runnable.
+
+-- Revision = the chat's snapshot_version at the time of the write. Application code never writes it.
+create or replace function chat_private.tg_chat_messages__stamp_revision() returns trigger as $$
+begin
+  if TG_OP = 'INSERT' then
+    if NEW.revision is not null then
+      raise exception 'chat_messages.revision is assigned by the database' using errcode = 'RVMAN';
+    end if;
+  else
+    if NEW.revision is distinct from OLD.revision then
+      raise exception 'chat_messages.revision is assigned by the database' using errcode = 'RVMAN';
+    end if;
+    if NEW.chat_id is distinct from OLD.chat_id then
+      raise exception 'a message cannot move to another chat' using errcode = 'MSIMM';
+    end if;
+  end if;
+  NEW.revision := (select snapshot_version from chat_public.chats where id = NEW.chat_id);
+  return NEW;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _100_stamp_revision on chat_public.chat_messages;
+create trigger _100_stamp_revision before insert or update on chat_public.chat_messages
+  for each row execute function chat_private.tg_chat_messages__stamp_revision();
+
+-- Receipts: inserted only by chat_private.write_receipt; identity and content never change afterwards.
+create or replace function chat_private.tg_chat_messages__guard_receipts() returns trigger as $$
+begin
+  if TG_OP = 'INSERT' then
+    if NEW.kind = 'receipt' and coalesce(current_setting('chatd.writing_receipt', true), '') <> 'on' then
+      raise exception 'receipts are written only by the structured-output transitions' using errcode = 'RCFRB';
+    end if;
+    return NEW;
+  end if;
+  if OLD.kind = 'receipt' and (
+       NEW.chat_id is distinct from OLD.chat_id or NEW.role is distinct from OLD.role
+    or NEW.visibility is distinct from OLD.visibility or NEW.kind is distinct from OLD.kind
+    or NEW.content is distinct from OLD.content or NEW.structured_output is distinct from OLD.structured_output
+    or NEW.structured_output_request_id is distinct from OLD.structured_output_request_id) then
+    raise exception 'a receipt is immutable (only lifecycle flags may change)' using errcode = 'RCIMM';
+  end if;
+  if NEW.kind = 'receipt' and OLD.kind <> 'receipt' then
+    raise exception 'a message cannot become a receipt' using errcode = 'RCFRB';
+  end if;
+  return NEW;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _200_guard_receipts on chat_public.chat_messages;
+create trigger _200_guard_receipts before insert or update on chat_public.chat_messages
+  for each row execute function chat_private.tg_chat_messages__guard_receipts();
+
+-- History fencing. Rows are filtered before chat ids are derived, so a statement that inserts a receipt and an
+-- ordinary row (or a control row) still fences; a receipt-only insert leaves the running turn's fence alone.
+create or replace function chat_private.tg_chat_messages__fence_insert() returns trigger as $$
+begin
+  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+  from (select distinct chat_id from new_rows where kind <> 'receipt') changed
+  where c.id = changed.chat_id
+    and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+  return null;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _500_fence_history_insert on chat_public.chat_messages;
+create trigger _500_fence_history_insert after insert on chat_public.chat_messages
+  referencing new table as new_rows for each statement
+  execute function chat_private.tg_chat_messages__fence_insert();
+
+-- PostgreSQL allows no transition tables on `update of column` triggers, so compare old and new rows here.
+create or replace function chat_private.tg_chat_messages__fence_update() returns trigger as $$
+begin
+  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+  from (select distinct n.chat_id from new_rows n join old_rows o on o.id = n.id
+        where n.content is distinct from o.content or n.deleted is distinct from o.deleted) changed
+  where c.id = changed.chat_id
+    and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+  return null;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _500_fence_history_update on chat_public.chat_messages;
+create trigger _500_fence_history_update after update on chat_public.chat_messages
+  referencing old table as old_rows new table as new_rows for each statement
+  execute function chat_private.tg_chat_messages__fence_update();
+
+create or replace function chat_private.tg_chat_messages__fence_delete() returns trigger as $$
+begin
+  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+  from (select distinct chat_id from old_rows) changed
+  where c.id = changed.chat_id
+    and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+  return null;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _500_fence_history_delete on chat_public.chat_messages;
+create trigger _500_fence_history_delete after delete on chat_public.chat_messages
+  referencing old table as old_rows for each statement
+  execute function chat_private.tg_chat_messages__fence_delete();
+
+create or replace function chat_private.tg_chat_queued_messages__bump_queue_version() returns trigger as $$
+begin
+  update chat_public.chats c set queue_version = c.snapshot_version
+  from (select chat_id from changed_rows) changed
+  where c.id = changed.chat_id and c.queue_version is distinct from c.snapshot_version;
+  return null;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _500_bump_queue_version_insert on chat_public.chat_queued_messages;
+create trigger _500_bump_queue_version_insert after insert on chat_public.chat_queued_messages
+  referencing new table as changed_rows for each statement
+  execute function chat_private.tg_chat_queued_messages__bump_queue_version();
+drop trigger if exists _500_bump_queue_version_update on chat_public.chat_queued_messages;
+create trigger _500_bump_queue_version_update after update on chat_public.chat_queued_messages
+  referencing new table as changed_rows for each statement
+  execute function chat_private.tg_chat_queued_messages__bump_queue_version();
+drop trigger if exists _500_bump_queue_version_delete on chat_public.chat_queued_messages;
+create trigger _500_bump_queue_version_delete after delete on chat_public.chat_queued_messages
+  referencing old table as changed_rows for each statement
+  execute function chat_private.tg_chat_queued_messages__bump_queue_version();
+
+-- Transactional outbox: the job that runs a chat is added in the same transaction that makes it runnable
+-- (a status change into running/interrupting, or a new turn starting while it is already running).
+create or replace function chat_private.enqueue_chat_run(p_chat_id uuid) returns void as $$
+  select null from graphile_worker.add_job('chat_run', json_build_object('chat_id', p_chat_id),
+    job_key := 'chat:' || p_chat_id, max_attempts := 1);
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.tg_chats__enqueue_run() returns trigger as $$
+begin
+  if NEW.status in ('running', 'interrupting') and (TG_OP = 'INSERT' or OLD.status is distinct from NEW.status) then
+    perform chat_private.enqueue_chat_run(NEW.id);
+  end if;
+  return null;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _900_enqueue_run on chat_public.chats;
+create trigger _900_enqueue_run after insert or update of status on chat_public.chats
+  for each row execute function chat_private.tg_chats__enqueue_run();
+
+create or replace function chat_private.tg_turn_progress__enqueue_run() returns trigger as $$
+begin
+  if exists (select 1 from chat_public.chats where id = NEW.chat_id and status in ('running', 'interrupting')) then
+    perform chat_private.enqueue_chat_run(NEW.chat_id);
+  end if;
+  return null;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _900_enqueue_run on chat_private.turn_progress;
+create trigger _900_enqueue_run after insert on chat_private.turn_progress
+  for each row execute function chat_private.tg_turn_progress__enqueue_run();
+
+create or replace function chat_private.tg_chats__touch() returns trigger as $$
+begin
+  NEW.updated_at := now();
+  return NEW;
+end;
+$$ language plpgsql volatile set search_path to pg_catalog, public, pg_temp;
+drop trigger if exists _100_touch on chat_public.chats;
+create trigger _100_touch before update on chat_public.chats
+  for each row execute function chat_private.tg_chats__touch();

@@ -1,0 +1,296 @@
+-- Building blocks of the transitions. None is exposed; each assumes the caller holds the chat row lock taken by
+-- begin_transition (one lock and one snapshot_version bump per transition).
+
+do $$ begin
+  if not exists (select from pg_type where typname = 'chat_input_result' and typnamespace = 'chat_public'::regnamespace) then
+    create type chat_public.chat_input_result as (
+      chat_id uuid, message_id bigint, queued_message_id bigint, structured_output_request_id uuid,
+      receipt_message_ids bigint[]);
+  end if;
+  if not exists (select from pg_type where typname = 'fence' and typnamespace = 'chat_private'::regnamespace) then
+    create type chat_private.fence as (runner_id uuid, history_version bigint, generation_attempt bigint);
+  end if;
+end $$;
+comment on type chat_public.chat_input_result is
+  E'What an input transition created: the message that started a turn or the queued message, the structured request id minted for it, and any receipts it committed (edit supersession, queue deletion) in id order.';
+
+create or replace function chat_private.chat_state(p_chat chat_public.chats) returns text as $$
+  select case when p_chat.archived then 'archived' else p_chat.status::text end;
+$$ language sql immutable set search_path to pg_catalog, public, pg_temp;
+
+-- Locks the chat, checks the allowed-transition table, bumps snapshot_version once. p_owner hides other users' chats.
+create or replace function chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid default null)
+returns chat_public.chats as $$
+declare
+  v_chat chat_public.chats;
+  v_state text;
+  v_allowed boolean;
+begin
+  select * into v_chat from chat_public.chats where id = p_chat_id for update;
+  if not found or (p_owner is not null and v_chat.owner_id <> p_owner) then
+    raise exception 'chat not found' using errcode = 'CHNTF';
+  end if;
+  v_state := chat_private.chat_state(v_chat);
+  select allowed into v_allowed from chat_private.transition_rules where transition = p_transition and from_state = v_state;
+  if v_allowed is null then
+    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
+  end if;
+  if not v_allowed then
+    if v_state = 'archived' then
+      raise exception 'chat is archived' using errcode = 'CHARC';
+    end if;
+    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
+      detail = v_state;
+  end if;
+  update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
+  return v_chat;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Worker transitions check the fence before anything else, so a stale runner always sees CHFNC, whatever the state.
+create or replace function chat_private.begin_worker_transition(
+  p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+returns chat_public.chats as $$
+declare
+  v_chat chat_public.chats;
+begin
+  select * into v_chat from chat_public.chats where id = p_chat_id for update;
+  if not found then
+    raise exception 'chat not found' using errcode = 'CHNTF';
+  end if;
+  if v_chat.history_version is distinct from p_history_version
+     or v_chat.generation_attempt is distinct from p_generation_attempt
+     or not exists (select 1 from chat_private.chat_leases l
+                    where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
+    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  end if;
+  return chat_private.begin_transition(p_chat_id, p_transition);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.current_fence(p_chat_id uuid) returns chat_private.fence as $$
+  select (l.runner_id, c.history_version, c.generation_attempt)::chat_private.fence
+  from chat_public.chats c left join chat_private.chat_leases l on l.chat_id = c.id
+  where c.id = p_chat_id;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Client input: a non-empty array of text parts (files come with their own issue), bounded in count and size.
+create or replace function chat_private.check_input_content(p_content jsonb, p_field text default 'content')
+returns void as $$
+declare
+  v_part jsonb;
+  v_index integer := 0;
+begin
+  if p_content is null or jsonb_typeof(p_content) <> 'array' or jsonb_array_length(p_content) = 0 then
+    raise exception '% must be a non-empty array of parts', p_field using errcode = 'CIINV', column = p_field;
+  end if;
+  if jsonb_array_length(p_content) > 64 then
+    raise exception '% has more than 64 parts', p_field using errcode = 'CIINV', column = p_field;
+  end if;
+  if octet_length(p_content::text) > 262144 then
+    raise exception '% is larger than 256 KiB', p_field using errcode = 'CIINV', column = p_field;
+  end if;
+  for v_part in select e from jsonb_array_elements(p_content) e loop
+    if jsonb_typeof(v_part) <> 'object' or v_part ->> 'type' is distinct from 'text' then
+      raise exception '%[%].type must be "text"', p_field, v_index
+        using errcode = 'CIINV', column = format('%s[%s].type', p_field, v_index);
+    end if;
+    if jsonb_typeof(v_part -> 'text') is distinct from 'string' then
+      raise exception '%[%].text must be a string', p_field, v_index
+        using errcode = 'CIINV', column = format('%s[%s].text', p_field, v_index);
+    end if;
+    if exists (select 1 from jsonb_object_keys(v_part) k where k not in ('type', 'text')) then
+      raise exception '%[%] has unknown fields', p_field, v_index
+        using errcode = 'CIINV', column = format('%s[%s]', p_field, v_index);
+    end if;
+    v_index := v_index + 1;
+  end loop;
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+
+-- Idempotency keys: an advisory lock on (user, key) makes a concurrent repeat wait for the first call's commit.
+create or replace function chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) returns jsonb as $$
+declare
+  v_row chat_private.idempotency_keys;
+begin
+  if p_key is null then
+    return null;
+  end if;
+  if length(p_key) not between 1 and 200 then
+    raise exception 'idempotency_key must have 1 to 200 characters' using errcode = 'CIINV', column = 'idempotency_key';
+  end if;
+  perform pg_advisory_xact_lock(hashtextextended(p_owner::text || ':' || p_key, 7010420));
+  select * into v_row from chat_private.idempotency_keys where owner_id = p_owner and key = p_key;
+  if found and v_row.operation <> p_operation then
+    raise exception 'idempotency_key was already used for %', v_row.operation using errcode = 'IDKEY',
+      column = 'idempotency_key';
+  end if;
+  return v_row.result;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
+returns void as $$
+  insert into chat_private.idempotency_keys (owner_id, key, operation, result)
+  select p_owner, p_key, p_operation, p_result where p_key is not null;
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
+returns bigint as $$
+  insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, structured_output_request_id, created_by)
+  values (p_chat_id, 'user', 'both', 'message', p_content, p_request_id, p_created_by)
+  returning id;
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
+returns void as $$
+begin
+  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  insert into chat_private.turn_progress (chat_id, input_message_id, structured_output_request_id)
+  values (p_chat_id, p_input_message_id, p_request_id);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.open_turn(p_chat_id uuid) returns chat_private.turn_progress as $$
+  select * from chat_private.turn_progress where chat_id = p_chat_id and finished_at is null;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid,
+  p_created_by uuid, p_at_head boolean) returns bigint as $$
+  insert into chat_public.chat_queued_messages (chat_id, content, structured_output_request_id, created_by, position)
+  values (p_chat_id, p_content, p_request_id, p_created_by,
+          case when p_at_head then -nextval('chat_public.chat_queued_messages_position')
+               else nextval('chat_public.chat_queued_messages_position') end)
+  returning id;
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Moves the head of the queue into history as the input of a new turn. Returns the new message id, or null.
+create or replace function chat_private.promote_queue_head(p_chat_id uuid) returns bigint as $$
+declare
+  v_queued chat_public.chat_queued_messages;
+  v_message_id bigint;
+begin
+  delete from chat_public.chat_queued_messages
+  where id = (select id from chat_public.chat_queued_messages where chat_id = p_chat_id order by position limit 1)
+  returning * into v_queued;
+  if not found then
+    return null;
+  end if;
+  v_message_id := chat_private.insert_input(p_chat_id, v_queued.content, v_queued.structured_output_request_id,
+                                            v_queued.created_by);
+  perform chat_private.start_turn(p_chat_id, v_message_id, v_queued.structured_output_request_id);
+  return v_message_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- The only writer of receipts. Idempotent per request id: a request that already has its receipt is left alone
+-- and null is returned (recovery after an ambiguous commit calls this again).
+create or replace function chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status,
+  p_code text default null, p_message text default null, p_value jsonb default null) returns bigint as $$
+declare
+  v_request chat_public.structured_output_requests;
+  v_output jsonb;
+  v_text text;
+  v_message text;
+  v_id bigint;
+begin
+  select * into v_request from chat_public.structured_output_requests where id = p_request_id for update;
+  if not found then
+    raise exception 'structured output request % not found', p_request_id using errcode = 'SONTF';
+  end if;
+  if v_request.status <> 'pending' then
+    return null;
+  end if;
+  if p_status = 'succeeded' then
+    if p_value is null then
+      raise exception 'a success receipt needs a value (JSON null is the jsonb value ''null'')' using errcode = 'SONCD';
+    end if;
+    v_output := jsonb_build_object('request_id', p_request_id, 'status', p_status, 'value', p_value);
+    v_text := p_value::text;
+  else
+    v_message := left(coalesce(p_message, case p_code
+      when 'not_produced' then 'The model finished without producing the structured output.'
+      when 'validation_exhausted' then 'The model did not produce a valid structured output within its repair budget.'
+      when 'refused' then 'The model refused to produce the structured output.'
+      when 'generation_failed' then 'The turn failed before the structured output was produced.'
+      when 'configuration_error' then 'The structured output request cannot run with this configuration.'
+      when 'interrupted' then 'The structured output request was interrupted.'
+      when 'superseded' then 'The structured output request was superseded by an edit.'
+      when 'queue_deleted' then 'The queued structured output request was deleted.'
+      when 'operator_canceled' then 'An operator canceled the structured output request.'
+      else 'The structured output request did not succeed.' end), 2000);
+    v_output := jsonb_build_object('request_id', p_request_id, 'status', p_status,
+                                   'error', jsonb_build_object('code', p_code, 'message', v_message));
+    v_text := v_message;
+  end if;
+  perform set_config('chatd.writing_receipt', 'on', true);
+  insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, structured_output_request_id,
+                                         structured_output)
+  values (v_request.chat_id, 'assistant', 'user', 'receipt', jsonb_build_array(jsonb_build_object('type', 'text', 'text', v_text)),
+          p_request_id, v_output)
+  returning id into v_id;
+  perform set_config('chatd.writing_receipt', '', true);
+  update chat_public.structured_output_requests
+  set status = p_status, error_code = p_code, error_message = v_message, receipt_message_id = v_id, finished_at = now()
+  where id = p_request_id;
+  return v_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Answers the client tool calls the chat waits on with synthetic cancellations (a fencing history insert).
+create or replace function chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) returns void as $$
+declare
+  v_calls jsonb;
+begin
+  select pending_tool_calls into v_calls from chat_public.chats where id = p_chat_id;
+  if jsonb_array_length(v_calls) > 0 then
+    insert into chat_public.chat_messages (chat_id, role, visibility, kind, content)
+    select p_chat_id, 'tool', 'both', 'message', jsonb_agg(jsonb_build_object(
+      'type', 'tool-result', 'tool_call_id', c ->> 'tool_call_id', 'tool_name', c ->> 'tool_name',
+      'result', jsonb_build_object('error', p_reason), 'is_error', true))
+    from jsonb_array_elements(v_calls) c;
+  end if;
+  update chat_public.chats set pending_tool_calls = '[]', requires_action_deadline_at = null where id = p_chat_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- The pending structured request of the chat's open turn, if any.
+create or replace function chat_private.active_request(p_chat_id uuid) returns uuid as $$
+  select r.id from chat_private.turn_progress t
+  join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
+  where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending';
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Ends the open turn and runs the next queued input, or lets the chat wait. Receipts of the ended turn must be
+-- written before this is called, so they precede the promoted input in the transcript.
+create or replace function chat_private.end_turn_and_promote(p_chat_id uuid) returns chat_public.chat_status as $$
+declare
+  v_status chat_public.chat_status;
+begin
+  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  v_status := case when chat_private.promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
+  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
+    pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
+  return v_status;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Infrastructure failure: the active request fails with generation_failed and the chat enters `error`; queued
+-- inputs wait until the client sends, promotes or deletes.
+create or replace function chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) returns void as $$
+declare
+  v_request uuid := chat_private.active_request(p_chat_id);
+begin
+  if v_request is not null then
+    perform chat_private.write_receipt(v_request, 'failed', 'generation_failed', p_message);
+  end if;
+  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  update chat_public.chats set status = 'error', retry_state = null,
+    last_error = jsonb_build_object('kind', p_kind, 'message', left(p_message, 2000)),
+    pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;

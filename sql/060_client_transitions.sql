@@ -1,0 +1,394 @@
+-- Client transitions: the only way clients change anything. Each runs as security definer, identifies the caller
+-- from the JWT claim, locks the chat once (begin_transition) and notifies once. Exposed as GraphQL mutations.
+
+create or replace function chat_private.check_dynamic_tools(p_tools jsonb) returns void as $$
+declare
+  v_tool jsonb;
+  v_index integer := 0;
+begin
+  if p_tools is null or jsonb_typeof(p_tools) <> 'array' then
+    raise exception 'dynamic_tools must be an array' using errcode = 'CIINV', column = 'dynamic_tools';
+  end if;
+  if jsonb_array_length(p_tools) > 64 or octet_length(p_tools::text) > 262144 then
+    raise exception 'dynamic_tools allows at most 64 tools and 256 KiB' using errcode = 'CIINV', column = 'dynamic_tools';
+  end if;
+  for v_tool in select e from jsonb_array_elements(p_tools) e loop
+    if jsonb_typeof(v_tool) <> 'object' or jsonb_typeof(v_tool -> 'name') is distinct from 'string'
+       or (v_tool ->> 'name') !~ '^[A-Za-z0-9_-]{1,64}$' then
+      raise exception 'dynamic_tools[%].name must match ^[A-Za-z0-9_-]{1,64}$', v_index
+        using errcode = 'CIINV', column = format('dynamic_tools[%s].name', v_index);
+    end if;
+    if v_tool -> 'description' is not null and jsonb_typeof(v_tool -> 'description') <> 'string' then
+      raise exception 'dynamic_tools[%].description must be a string', v_index
+        using errcode = 'CIINV', column = format('dynamic_tools[%s].description', v_index);
+    end if;
+    if jsonb_typeof(v_tool -> 'input_schema') is distinct from 'object' then
+      raise exception 'dynamic_tools[%].input_schema must be a JSON Schema object', v_index
+        using errcode = 'CIINV', column = format('dynamic_tools[%s].input_schema', v_index);
+    end if;
+    if exists (select 1 from jsonb_object_keys(v_tool) k where k not in ('name', 'description', 'input_schema')) then
+      raise exception 'dynamic_tools[%] has unknown fields', v_index
+        using errcode = 'CIINV', column = format('dynamic_tools[%s]', v_index);
+    end if;
+    v_index := v_index + 1;
+  end loop;
+  if (select count(distinct e ->> 'name') from jsonb_array_elements(p_tools) e) <> jsonb_array_length(p_tools) then
+    raise exception 'dynamic_tools names must be unique' using errcode = 'CIINV', column = 'dynamic_tools';
+  end if;
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_public.create_chat(
+  content jsonb,
+  response_format text default null,
+  model_config_id text default null,
+  title text default null,
+  workspace text default null,
+  dynamic_tools jsonb default '[]',
+  plan_mode boolean default false,
+  idempotency_key text default null
+) returns chat_public.chat_input_result as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_previous jsonb;
+  v_format jsonb;
+  v_model text;
+  v_chat_id uuid;
+  v_request uuid;
+  v_message bigint;
+  v_result chat_public.chat_input_result;
+begin
+  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'create_chat');
+  if v_previous is not null then
+    return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
+  end if;
+  perform chat_private.check_input_content(content);
+  perform chat_private.check_dynamic_tools(coalesce(dynamic_tools, '[]'));
+  if title is not null and length(title) > 200 then
+    raise exception 'title has more than 200 characters' using errcode = 'CIINV', column = 'title';
+  end if;
+  -- A workspace is a folder name under the deployment's workspace root, never a path.
+  if workspace is not null and workspace !~ '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
+    raise exception 'workspace must be a folder name (letters, digits, _ . -)' using errcode = 'CIINV', column = 'workspace';
+  end if;
+  v_format := chat_private.parse_response_format(response_format);
+  select id into v_model from chat_private.model_configs m
+  where m.enabled and (m.id = create_chat.model_config_id or (create_chat.model_config_id is null and m.is_default));
+  if v_model is null then
+    raise exception 'unknown model config' using errcode = 'CIINV', column = 'model_config_id';
+  end if;
+  insert into chat_public.chats (owner_id, title, model_config_id, plan_mode, workspace, dynamic_tools, snapshot_version)
+  values (v_user, title, v_model, coalesce(plan_mode, false), workspace, coalesce(dynamic_tools, '[]'), 1)
+  returning id into v_chat_id;
+  if v_format is not null then
+    v_request := chat_private.accept_structured_request(v_chat_id, v_format);
+  end if;
+  v_message := chat_private.insert_input(v_chat_id, content, v_request, v_user);
+  perform chat_private.start_turn(v_chat_id, v_message, v_request);
+  update chat_public.chats set status = 'running' where id = v_chat_id;
+  v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
+  perform chat_private.remember_result(v_user, idempotency_key, 'create_chat', to_jsonb(v_result));
+  perform chat_private.notify_chat(v_chat_id, 'created');
+  return v_result;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text) is
+  E'Creates a chat whose first message starts a turn. `response_format` is the JSON text of {"type":"json_schema","json_schema":{"name","description","schema"}} (or {"type":"text"}); a structured request gets a server-minted id. A repeated `idempotency_key` returns the first result.';
+
+create or replace function chat_public.send_chat_message(
+  chat_id uuid,
+  content jsonb,
+  response_format text default null,
+  busy_behavior text default 'queue',
+  idempotency_key text default null
+) returns chat_public.chat_input_result as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_previous jsonb;
+  v_format jsonb;
+  v_chat chat_public.chats;
+  v_state text;
+  v_request uuid;
+  v_message bigint;
+  v_queued bigint;
+  v_interrupt boolean;
+  v_result chat_public.chat_input_result;
+begin
+  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message');
+  if v_previous is not null then
+    return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
+  end if;
+  perform chat_private.check_input_content(content);
+  if coalesce(busy_behavior, 'queue') not in ('queue', 'interrupt') then
+    raise exception 'busy_behavior must be queue or interrupt' using errcode = 'CIINV', column = 'busy_behavior';
+  end if;
+  v_interrupt := busy_behavior = 'interrupt';
+  v_format := chat_private.parse_response_format(response_format);
+  v_chat := chat_private.begin_transition(send_chat_message.chat_id, 'send_message', v_user);
+  v_state := chat_private.chat_state(v_chat);
+  if v_format is not null then
+    v_request := chat_private.accept_structured_request(v_chat.id, v_format);
+  end if;
+  if v_state = 'waiting' and not exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = v_chat.id) then
+    v_message := chat_private.insert_input(v_chat.id, content, v_request, v_user);
+    perform chat_private.start_turn(v_chat.id, v_message, v_request);
+    update chat_public.chats set status = 'running' where id = v_chat.id;
+  elsif v_state in ('waiting', 'error') then
+    -- Older queued inputs keep their place: this one joins the queue and the head starts the next turn.
+    v_queued := chat_private.queue_message(v_chat.id, content, v_request, v_user, false);
+    v_message := chat_private.promote_queue_head(v_chat.id);
+    if exists (select 1 from chat_public.chat_queued_messages q where q.id = v_queued) then
+      v_message := null;
+    else
+      v_queued := null;
+    end if;
+    update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
+  else
+    v_queued := chat_private.queue_message(v_chat.id, content, v_request, v_user, v_interrupt);
+    if v_interrupt and v_state = 'running' then
+      update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+    elsif v_interrupt and v_state = 'requires_action' then
+      perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message');
+      update chat_public.chats set status = 'running' where id = v_chat.id;
+    end if;
+  end if;
+  v_result := (v_chat.id, v_message, v_queued, v_request, '{}')::chat_public.chat_input_result;
+  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result));
+  perform chat_private.notify_chat(v_chat.id, 'message_sent');
+  return v_result;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.send_chat_message(uuid, jsonb, text, text, text) is
+  E'Sends a message. An idle chat starts a turn at once; a busy one queues it (`busy_behavior` "queue") or queues it at the head and interrupts the running turn ("interrupt"). Returns the message or the queued message, with the structured request id when `response_format` asks for one.';
+
+create or replace function chat_public.edit_chat_message(
+  message_id bigint,
+  content jsonb,
+  response_format text default null,
+  preserve_schema_sha256 text default null,
+  preserve_history_version bigint default null
+) returns chat_public.chat_input_result as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_message chat_public.chat_messages;
+  v_chat chat_public.chats;
+  v_old_request chat_public.structured_output_requests;
+  v_format jsonb;
+  v_request uuid;
+  v_new_message bigint;
+  v_receipts bigint[] := '{}';
+  v_pending uuid;
+  v_receipt bigint;
+begin
+  perform chat_private.check_input_content(content);
+  select m.* into v_message from chat_public.chat_messages m join chat_public.chats c on c.id = m.chat_id
+  where m.id = edit_chat_message.message_id and c.owner_id = v_user
+    and m.role = 'user' and m.kind = 'message' and not m.deleted;
+  if not found then
+    raise exception 'message not found or not editable' using errcode = 'MSNTF', column = 'message_id';
+  end if;
+  if response_format is null then
+    select * into v_old_request from chat_public.structured_output_requests r where r.id = v_message.structured_output_request_id;
+  else
+    v_format := chat_private.parse_response_format(response_format);
+  end if;
+  v_chat := chat_private.begin_transition(v_message.chat_id, 'edit_message', v_user);
+  if v_old_request.id is not null then
+    -- Preserve: the API validated the stored format before calling; both facts it read are rechecked under the lock.
+    if (preserve_schema_sha256 is not null and preserve_schema_sha256 <> v_old_request.schema_sha256)
+       or (preserve_history_version is not null and preserve_history_version <> v_chat.history_version) then
+      raise exception 'the preserved response_format changed since it was validated; retry the edit'
+        using errcode = 'RFSTL', column = 'response_format';
+    end if;
+    v_format := jsonb_strip_nulls(jsonb_build_object('name', v_old_request.name, 'description', v_old_request.description,
+                                                     'schema', v_old_request.schema));
+  end if;
+  if v_format is not null then
+    v_request := chat_private.accept_structured_request(v_chat.id, v_format);
+  end if;
+  -- Edit ordering: collect the pending requests of the suffix and the queue, discard both, end them, then insert
+  -- the replacement, so that no live request ever loses its history.
+  create temporary table if not exists pg_temp.edit_superseded (ord bigserial, request_id uuid) on commit drop;
+  truncate pg_temp.edit_superseded;
+  insert into pg_temp.edit_superseded (request_id)
+  select m.structured_output_request_id from chat_public.chat_messages m
+  join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
+  where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
+  order by m.id;
+  insert into pg_temp.edit_superseded (request_id)
+  select q.structured_output_request_id from chat_public.chat_queued_messages q
+  join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
+  where q.chat_id = v_chat.id and r.status = 'pending'
+  order by q.position;
+  update chat_public.chat_messages m set deleted = true where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted;
+  delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
+  update chat_private.turn_progress t set finished_at = now() where t.chat_id = v_chat.id and t.finished_at is null;
+  delete from chat_private.chat_leases l where l.chat_id = v_chat.id;
+  update chat_public.chats set pending_tool_calls = '[]', requires_action_deadline_at = null where id = v_chat.id;
+  for v_pending in select request_id from pg_temp.edit_superseded order by ord loop
+    v_receipt := chat_private.write_receipt(v_pending, 'canceled', 'superseded');
+    if v_receipt is not null then
+      v_receipts := v_receipts || v_receipt;
+    end if;
+  end loop;
+  v_new_message := chat_private.insert_input(v_chat.id, content, v_request, v_user);
+  perform chat_private.start_turn(v_chat.id, v_new_message, v_request);
+  update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = v_chat.id;
+  perform chat_private.notify_chat(v_chat.id, 'history_reset');
+  return (v_chat.id, v_new_message, null, v_request, v_receipts)::chat_public.chat_input_result;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.edit_chat_message(bigint, jsonb, text, text, bigint) is
+  E'Replaces a user message: later history and the queue are discarded, pending structured requests among them get `superseded` receipts (listed in id order), and the replacement starts a turn. `response_format` omitted or null keeps the edited message''s format under a fresh request id, {"type":"text"} clears it, a json_schema replaces it.';
+
+create or replace function chat_public.delete_queued_message(queued_message_id bigint)
+returns chat_public.chat_input_result as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_queued chat_public.chat_queued_messages;
+  v_receipt bigint;
+begin
+  select q.* into v_queued from chat_public.chat_queued_messages q join chat_public.chats c on c.id = q.chat_id
+  where q.id = delete_queued_message.queued_message_id and c.owner_id = v_user;
+  if not found then
+    raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
+  end if;
+  perform chat_private.begin_transition(v_queued.chat_id, 'delete_queued_message', v_user);
+  delete from chat_public.chat_queued_messages where id = v_queued.id;
+  if v_queued.structured_output_request_id is not null then
+    v_receipt := chat_private.write_receipt(v_queued.structured_output_request_id, 'canceled', 'queue_deleted');
+  end if;
+  perform chat_private.notify_chat(v_queued.chat_id, 'queue');
+  return (v_queued.chat_id, null, v_queued.id, v_queued.structured_output_request_id,
+          array_remove(array[v_receipt], null))::chat_public.chat_input_result;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.delete_queued_message(bigint) is
+  E'Removes a queued message. A queued structured request ends at once with a `queue_deleted` receipt; a running turn is not disturbed.';
+
+create or replace function chat_public.promote_queued_message(queued_message_id bigint)
+returns chat_public.chat_input_result as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_queued chat_public.chat_queued_messages;
+  v_chat chat_public.chats;
+  v_state text;
+  v_message bigint;
+begin
+  select q.* into v_queued from chat_public.chat_queued_messages q join chat_public.chats c on c.id = q.chat_id
+  where q.id = promote_queued_message.queued_message_id and c.owner_id = v_user;
+  if not found then
+    raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
+  end if;
+  v_chat := chat_private.begin_transition(v_queued.chat_id, 'promote_queued_message', v_user);
+  v_state := chat_private.chat_state(v_chat);
+  update chat_public.chat_queued_messages set position = -nextval('chat_public.chat_queued_messages_position')
+  where id = v_queued.id;
+  if v_state in ('waiting', 'error') then
+    v_message := chat_private.promote_queue_head(v_chat.id);
+    update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
+  elsif v_state = 'running' then
+    update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+  elsif v_state = 'requires_action' then
+    perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message');
+    update chat_public.chats set status = 'running' where id = v_chat.id;
+  end if;
+  perform chat_private.notify_chat(v_chat.id, 'queue');
+  return (v_chat.id, v_message, case when v_message is null then v_queued.id end,
+          v_queued.structured_output_request_id, '{}')::chat_public.chat_input_result;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.promote_queued_message(bigint) is
+  E'Runs a queued message next: an idle chat starts it at once; a running turn is interrupted and the message moves to the head of the queue.';
+
+create or replace function chat_public.interrupt_chat(chat_id uuid) returns chat_public.chats as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_chat chat_public.chats;
+begin
+  v_chat := chat_private.begin_transition(interrupt_chat.chat_id, 'interrupt', v_user);
+  if v_chat.status = 'running' then
+    update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+  elsif v_chat.status = 'requires_action' then
+    perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user interrupted');
+    update chat_public.chats set status = 'running' where id = v_chat.id;
+  end if;
+  perform chat_private.notify_chat(v_chat.id, 'status');
+  return (select c from chat_public.chats c where c.id = v_chat.id);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.interrupt_chat(uuid) is
+  E'Stops the running step (the turn ends; a structured request gets an `interrupted` receipt). While the chat waits for client tool results, the pending calls are cancelled instead and the turn continues.';
+
+create or replace function chat_public.submit_tool_results(chat_id uuid, results jsonb) returns chat_public.chats as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_chat chat_public.chats;
+  v_expected text[];
+  v_given text[];
+begin
+  if results is null or jsonb_typeof(results) <> 'array' or octet_length(results::text) > 1048576 then
+    raise exception 'results must be an array of at most 1 MiB' using errcode = 'CIINV', column = 'results';
+  end if;
+  if exists (select 1 from jsonb_array_elements(results) r
+             where jsonb_typeof(r) <> 'object' or jsonb_typeof(r -> 'tool_call_id') is distinct from 'string'
+               or r -> 'result' is null
+               or (r -> 'is_error' is not null and jsonb_typeof(r -> 'is_error') <> 'boolean')
+               or exists (select 1 from jsonb_object_keys(r) k where k not in ('tool_call_id', 'result', 'is_error'))) then
+    raise exception 'each result is {tool_call_id, result, is_error?}' using errcode = 'CIINV', column = 'results';
+  end if;
+  v_chat := chat_private.begin_transition(submit_tool_results.chat_id, 'submit_tool_results', v_user);
+  select coalesce(array_agg(c ->> 'tool_call_id' order by c ->> 'tool_call_id'), '{}') into v_expected
+  from jsonb_array_elements(v_chat.pending_tool_calls) c;
+  select coalesce(array_agg(r ->> 'tool_call_id' order by r ->> 'tool_call_id'), '{}') into v_given
+  from jsonb_array_elements(results) r;
+  if v_given <> v_expected then
+    raise exception 'results must answer exactly the pending tool calls' using errcode = 'TLRES', column = 'results';
+  end if;
+  insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, created_by)
+  select v_chat.id, 'tool', 'both', 'message', jsonb_agg(jsonb_build_object(
+    'type', 'tool-result', 'tool_call_id', r ->> 'tool_call_id', 'tool_name', c ->> 'tool_name',
+    'result', r -> 'result', 'is_error', coalesce((r ->> 'is_error')::boolean, false)) order by c.ord), v_user
+  from jsonb_array_elements(results) r
+  join jsonb_array_elements(v_chat.pending_tool_calls) with ordinality c(c, ord) on c ->> 'tool_call_id' = r ->> 'tool_call_id';
+  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = v_chat.id;
+  perform chat_private.notify_chat(v_chat.id, 'tool_results');
+  return (select c from chat_public.chats c where c.id = v_chat.id);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.submit_tool_results(uuid, jsonb) is
+  E'Answers the client-executed tool calls the chat waits on. `results` is [{tool_call_id, result, is_error?}] and must cover exactly the pending calls.';
+
+create or replace function chat_public.archive_chat(chat_id uuid, archived boolean default true) returns chat_public.chats as $$
+declare
+  v_user uuid := chat_private.require_user();
+begin
+  perform chat_private.begin_transition(archive_chat.chat_id,
+    case when coalesce(archived, true) then 'archive' else 'unarchive' end, v_user);
+  update chat_public.chats c set archived = coalesce(archive_chat.archived, true) where c.id = archive_chat.chat_id;
+  perform chat_private.notify_chat(archive_chat.chat_id, 'status');
+  return (select c from chat_public.chats c where c.id = archive_chat.chat_id);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.archive_chat(uuid, boolean) is
+  E'Archives an idle chat (waiting or error), or unarchives it with `archived` false.';
+
+create or replace function chat_public.set_chat_plan_mode(chat_id uuid, enabled boolean) returns chat_public.chats as $$
+declare
+  v_user uuid := chat_private.require_user();
+begin
+  perform chat_private.begin_transition(set_chat_plan_mode.chat_id, 'set_plan_mode', v_user);
+  if enabled and (chat_private.active_request(set_chat_plan_mode.chat_id) is not null or exists (
+      select 1 from chat_public.chat_queued_messages q where q.chat_id = set_chat_plan_mode.chat_id
+        and q.structured_output_request_id is not null)) then
+    raise exception 'plan mode cannot start while a structured output request is active or queued'
+      using errcode = 'SOACT', column = 'enabled';
+  end if;
+  update chat_public.chats c set plan_mode = coalesce(enabled, false) where c.id = set_chat_plan_mode.chat_id;
+  perform chat_private.notify_chat(set_chat_plan_mode.chat_id, 'status');
+  return (select c from chat_public.chats c where c.id = set_chat_plan_mode.chat_id);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.set_chat_plan_mode(uuid, boolean) is
+  E'Switches plan mode. Refused while a structured output request is active or queued, so no obligation is silently dropped.';

@@ -1,0 +1,264 @@
+-- Worker transitions (executed by chat_worker). Each takes the fence (chat, runner, history_version,
+-- generation_attempt), raises CHFNC when it no longer holds, and returns the new fence where the runner goes on.
+
+create or replace function chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer default null)
+returns chat_private.fence as $$
+declare
+  v_chat chat_public.chats;
+  v_runner uuid := gen_random_uuid();
+begin
+  v_chat := chat_private.begin_transition(p_chat_id, 'acquire_lease');
+  if exists (select 1 from chat_private.chat_leases where chat_id = p_chat_id and expires_at > now()) then
+    raise exception 'another runner holds the lease' using errcode = 'CHLSD';
+  end if;
+  insert into chat_private.chat_leases (chat_id, runner_id, worker_id, expires_at)
+  values (p_chat_id, v_runner, p_worker_id,
+          now() + make_interval(secs => coalesce(p_lease_seconds, chat_private.setting_int('lease_seconds'))))
+  on conflict (chat_id) do update set runner_id = excluded.runner_id, worker_id = excluded.worker_id,
+    acquired_at = now(), expires_at = excluded.expires_at;
+  update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id;
+  perform chat_private.notify_chat(p_chat_id, 'attempt');
+  return chat_private.current_fence(p_chat_id);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.acquire_lease(uuid, text, integer) is
+  E'Takes the runner lease of a runnable chat with a fresh runner id and starts a new generation attempt. CHLSD when a live lease exists, CHTRN when the chat is not runnable.';
+
+-- A heartbeat, not a transition: it touches only the FK-free lease row.
+create or replace function chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer default null)
+returns boolean as $$
+  with renewed as (
+    update chat_private.chat_leases
+    set expires_at = now() + make_interval(secs => coalesce(p_lease_seconds, chat_private.setting_int('lease_seconds')))
+    where chat_id = p_chat_id and runner_id = p_runner_id
+    returning 1)
+  select exists (select 1 from renewed);
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) returns void as $$
+  delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Inserts worker-produced rows: [{role, content, visibility?, kind?, usage?, internals?}]. Receipts are refused
+-- here; they come only from write_receipt. Returns the ids in input order.
+create or replace function chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) returns bigint[] as $$
+declare
+  v_item jsonb;
+  v_id bigint;
+  v_ids bigint[] := '{}';
+begin
+  if p_messages is null or jsonb_typeof(p_messages) <> 'array' then
+    raise exception 'messages must be an array' using errcode = 'CIINV', column = 'messages';
+  end if;
+  for v_item in select e from jsonb_array_elements(p_messages) e loop
+    if coalesce(v_item ->> 'kind', 'message') not in ('message', 'control', 'summary') then
+      raise exception 'workers cannot insert % rows', v_item ->> 'kind' using errcode = 'RCFRB';
+    end if;
+    insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, usage)
+    values (p_chat_id, (v_item ->> 'role')::chat_public.message_role,
+            coalesce(v_item ->> 'visibility', 'both')::chat_public.message_visibility,
+            coalesce(v_item ->> 'kind', 'message')::chat_public.message_kind, v_item -> 'content', v_item -> 'usage')
+    returning id into v_id;
+    if v_item -> 'internals' is not null then
+      insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
+      values (v_id, v_item -> 'internals' -> 'provider_metadata', v_item -> 'internals' -> 'finish',
+              v_item -> 'internals' -> 'finalizer_screening');
+    end if;
+    v_ids := v_ids || v_id;
+  end loop;
+  return v_ids;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- progress: {"steps": n, "candidate": {"value": V, "step": n, "message_index": i}, "rejection": {"value_rejected": b},
+-- "invalidate_candidate": true, "hook_continuation": true}. The worker validated a candidate before passing it;
+-- it is recorded in the same transaction as the step that produced it.
+create or replace function chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[])
+returns void as $$
+begin
+  if p_progress is null or p_progress = '{}'::jsonb then
+    return;
+  end if;
+  if p_progress ? 'candidate' and not (p_progress -> 'candidate' ? 'value') then
+    raise exception 'a candidate needs a value' using errcode = 'SONCD';
+  end if;
+  update chat_private.turn_progress t set
+    steps = t.steps + coalesce((p_progress ->> 'steps')::integer, 0),
+    rejected_batches = t.rejected_batches + case when p_progress ? 'rejection' then 1 else 0 end,
+    value_rejected = t.value_rejected or coalesce((p_progress -> 'rejection' ->> 'value_rejected')::boolean, false),
+    hook_continuations = t.hook_continuations + case when (p_progress ->> 'hook_continuation')::boolean then 1 else 0 end,
+    invalidations = t.invalidations + case when (p_progress ->> 'invalidate_candidate')::boolean then 1 else 0 end,
+    candidate_present = case when p_progress ? 'candidate' then true
+                             when (p_progress ->> 'invalidate_candidate')::boolean then false else t.candidate_present end,
+    candidate_value = case when p_progress ? 'candidate' then p_progress -> 'candidate' -> 'value'
+                           when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_value end,
+    candidate_step = case when p_progress ? 'candidate' then (p_progress -> 'candidate' ->> 'step')::integer
+                          when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_step end,
+    candidate_message_id = case when p_progress ? 'candidate'
+                                then p_message_ids[(p_progress -> 'candidate' ->> 'message_index')::integer + 1]
+                                when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_message_id end
+  where t.chat_id = p_chat_id and t.finished_at is null;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.commit_step(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
+  p_generation_attempt bigint, p_messages jsonb, p_progress jsonb default '{}') returns chat_private.fence as $$
+declare
+  v_ids bigint[];
+begin
+  perform chat_private.begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version, p_generation_attempt);
+  v_ids := chat_private.insert_worker_messages(p_chat_id, p_messages);
+  perform chat_private.apply_progress(p_chat_id, p_progress, v_ids);
+  perform chat_private.notify_chat(p_chat_id, 'step');
+  return chat_private.current_fence(p_chat_id);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb) is
+  E'Commits one step of the running turn (assistant output, tool results, control rows) and its progress counters; returns the new fence.';
+
+create or replace function chat_private.enter_requires_action(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
+  p_generation_attempt bigint, p_pending_calls jsonb, p_timeout_seconds integer default null) returns void as $$
+declare
+  v_chat chat_public.chats;
+  v_deadline timestamptz;
+begin
+  v_chat := chat_private.begin_worker_transition(p_chat_id, 'enter_requires_action', p_runner_id, p_history_version,
+                                                 p_generation_attempt);
+  if p_pending_calls is null or jsonb_typeof(p_pending_calls) <> 'array' or jsonb_array_length(p_pending_calls) = 0
+     or exists (select 1 from jsonb_array_elements(p_pending_calls) c
+                where c ->> 'tool_name' = 'coder_structured_output'
+                   or not exists (select 1 from jsonb_array_elements(v_chat.dynamic_tools) t
+                                  where t ->> 'name' = c ->> 'tool_name')
+                   or jsonb_typeof(c -> 'tool_call_id') is distinct from 'string') then
+    raise exception 'pending calls must be calls of the chat''s declared dynamic tools' using errcode = 'TLRES';
+  end if;
+  v_deadline := now() + make_interval(secs => coalesce(p_timeout_seconds,
+                                                       chat_private.setting_int('requires_action_timeout_seconds')));
+  update chat_public.chats set status = 'requires_action', pending_tool_calls = p_pending_calls,
+    requires_action_deadline_at = v_deadline
+  where id = p_chat_id;
+  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  perform graphile_worker.add_job('chat_requires_action_deadline', json_build_object('chat_id', p_chat_id),
+    run_at := v_deadline, job_key := 'chat-deadline:' || p_chat_id, max_attempts := 5);
+  perform chat_private.notify_chat(p_chat_id, 'action_required');
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.enter_requires_action(uuid, uuid, bigint, bigint, jsonb, integer) is
+  E'Pauses the turn for client-executed tools: the lease is released (no worker slot is held) and a deadline job is scheduled.';
+
+-- p_outcome null: the active structured request (if any) succeeds with the durable candidate. Otherwise
+-- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
+create or replace function chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
+  p_generation_attempt bigint, p_outcome jsonb default null) returns chat_public.chat_status as $$
+declare
+  v_turn chat_private.turn_progress;
+  v_request uuid;
+  v_status chat_public.chat_status;
+begin
+  perform chat_private.begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version, p_generation_attempt);
+  v_request := chat_private.active_request(p_chat_id);
+  if v_request is not null then
+    v_turn := chat_private.open_turn(p_chat_id);
+    if p_outcome is null then
+      -- The value comes from the durable candidate record, never from the caller.
+      if not v_turn.candidate_present then
+        raise exception 'the structured request has no current validated candidate' using errcode = 'SONCD';
+      end if;
+      perform chat_private.write_receipt(v_request, 'succeeded', null, null, v_turn.candidate_value);
+    elsif p_outcome ->> 'status' = 'failed' then
+      perform chat_private.write_receipt(v_request, 'failed', p_outcome ->> 'code', p_outcome ->> 'message');
+    else
+      raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
+    end if;
+  end if;
+  v_status := chat_private.end_turn_and_promote(p_chat_id);
+  perform chat_private.notify_chat(p_chat_id, 'turn_finished');
+  return v_status;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb) is
+  E'Ends the turn: the structured request''s receipt (success from the durable candidate, or the given failure), then the queue head is promoted. Returns the new status.';
+
+create or replace function chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
+  p_generation_attempt bigint, p_kind text, p_message text) returns void as $$
+begin
+  perform chat_private.begin_worker_transition(p_chat_id, 'finish_error', p_runner_id, p_history_version, p_generation_attempt);
+  perform chat_private.fail_turn(p_chat_id, p_kind, p_message);
+  perform chat_private.notify_chat(p_chat_id, 'error');
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.finish_error(uuid, uuid, bigint, bigint, text, text) is
+  E'Infrastructure failure: the active request fails with generation_failed, the chat enters error; the queue waits.';
+
+create or replace function chat_private.finish_interruption(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
+  p_generation_attempt bigint, p_partial_messages jsonb default '[]') returns chat_public.chat_status as $$
+declare
+  v_request uuid;
+  v_status chat_public.chat_status;
+begin
+  perform chat_private.begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
+                                               p_generation_attempt);
+  perform chat_private.insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
+  v_request := chat_private.active_request(p_chat_id);
+  if v_request is not null then
+    perform chat_private.write_receipt(v_request, 'canceled', 'interrupted');
+  end if;
+  v_status := chat_private.end_turn_and_promote(p_chat_id);
+  perform chat_private.notify_chat(p_chat_id, 'interrupted');
+  return v_status;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.finish_interruption(uuid, uuid, bigint, bigint, jsonb) is
+  E'Ends an interrupted turn: partial output first, then the `interrupted` receipt, then the queue head is promoted.';
+
+-- Run by the deadline job; no runner holds a waiting chat, so this is guarded by status and deadline instead.
+create or replace function chat_private.cancel_requires_action(p_chat_id uuid) returns boolean as $$
+declare
+  v_chat chat_public.chats;
+begin
+  v_chat := chat_private.begin_transition(p_chat_id, 'cancel_requires_action');
+  if v_chat.requires_action_deadline_at > now() then
+    return false;
+  end if;
+  perform chat_private.cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline');
+  update chat_public.chats set status = 'running' where id = p_chat_id;
+  perform chat_private.notify_chat(p_chat_id, 'status');
+  return true;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Recovery: runnable chats whose lease expired (a crashed worker) are re-enqueued, counting recoveries per turn;
+-- past the bound the turn fails instead of crashing workers forever. Runnable chats with no lease at all are
+-- re-enqueued without counting (their job may have been lost). Returns the chats touched.
+create or replace function chat_private.sweep_expired_leases() returns integer as $$
+declare
+  v_chat record;
+  v_count integer := 0;
+  v_recoveries integer;
+begin
+  for v_chat in
+    select c.id, l.chat_id is not null as had_lease from chat_public.chats c
+    left join chat_private.chat_leases l on l.chat_id = c.id
+    where c.status in ('running', 'interrupting') and (l.chat_id is null or l.expires_at <= now())
+    for update of c skip locked
+  loop
+    v_count := v_count + 1;
+    if v_chat.had_lease then
+      update chat_private.turn_progress set recoveries = recoveries + 1
+      where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
+      delete from chat_private.chat_leases where chat_id = v_chat.id and expires_at <= now();
+      if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
+        perform chat_private.begin_transition(v_chat.id, 'finish_error');
+        perform chat_private.fail_turn(v_chat.id, 'recovery_limit',
+          'the turn crashed its worker too many times and was stopped');
+        perform chat_private.notify_chat(v_chat.id, 'error');
+        continue;
+      end if;
+    end if;
+    perform chat_private.enqueue_chat_run(v_chat.id);
+  end loop;
+  return v_count;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.sweep_expired_leases() is
+  E'Re-enqueues runnable chats without a live lease; counts recoveries per turn and fails turns past the bound.';

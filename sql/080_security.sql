@@ -1,0 +1,116 @@
+-- Privileges and row-level security. Clients (chat_user) only SELECT, through RLS; every write is a security
+-- definer transition. chat_operator reads everything except secrets and writes nothing. chat_worker runs the
+-- worker transitions. Policies come before grants (graphile/starter convention).
+
+grant usage on schema chat_public to chat_anonymous, chat_user, chat_operator, chat_worker;
+grant usage on schema chat_private to chat_operator, chat_worker;
+
+alter table chat_public.users enable row level security;
+alter table chat_public.chats enable row level security;
+alter table chat_public.chat_messages enable row level security;
+alter table chat_public.chat_queued_messages enable row level security;
+alter table chat_public.structured_output_requests enable row level security;
+alter table chat_private.model_configs enable row level security;
+alter table chat_private.model_config_secrets enable row level security;
+alter table chat_private.chat_leases enable row level security;
+alter table chat_private.turn_progress enable row level security;
+alter table chat_private.message_internals enable row level security;
+alter table chat_private.experiments enable row level security;
+alter table chat_private.settings enable row level security;
+alter table chat_private.idempotency_keys enable row level security;
+alter table chat_private.transition_rules enable row level security;
+
+-- Clients see their own rows. Model-only rows (summaries, hook context) are hidden; rows discarded by an edit are
+-- hidden too, except receipts, so that a result is never lost from view.
+drop policy if exists select_own on chat_public.users;
+create policy select_own on chat_public.users for select to chat_user using (id = chat_public.current_user_id());
+drop policy if exists select_own on chat_public.chats;
+create policy select_own on chat_public.chats for select to chat_user using (owner_id = chat_public.current_user_id());
+drop policy if exists select_own on chat_public.chat_messages;
+create policy select_own on chat_public.chat_messages for select to chat_user using (
+  visibility in ('user', 'both') and (not deleted or kind = 'receipt')
+  and exists (select 1 from chat_public.chats c where c.id = chat_id and c.owner_id = chat_public.current_user_id()));
+drop policy if exists select_own on chat_public.chat_queued_messages;
+create policy select_own on chat_public.chat_queued_messages for select to chat_user using (
+  exists (select 1 from chat_public.chats c where c.id = chat_id and c.owner_id = chat_public.current_user_id()));
+drop policy if exists select_own on chat_public.structured_output_requests;
+create policy select_own on chat_public.structured_output_requests for select to chat_user using (
+  exists (select 1 from chat_public.chats c where c.id = chat_id and c.owner_id = chat_public.current_user_id()));
+
+do $$
+declare
+  v_table text;
+begin
+  foreach v_table in array array[
+    'chat_public.users', 'chat_public.chats', 'chat_public.chat_messages', 'chat_public.chat_queued_messages',
+    'chat_public.structured_output_requests', 'chat_private.model_configs', 'chat_private.chat_leases',
+    'chat_private.turn_progress', 'chat_private.message_internals', 'chat_private.experiments',
+    'chat_private.settings', 'chat_private.idempotency_keys', 'chat_private.transition_rules'] loop
+    execute format('drop policy if exists select_all_operator on %s', v_table);
+    execute format('create policy select_all_operator on %s for select to chat_operator using (true)', v_table);
+    execute format('drop policy if exists select_all_worker on %s', v_table);
+    execute format('create policy select_all_worker on %s for select to chat_worker using (true)', v_table);
+  end loop;
+end $$;
+drop policy if exists select_all_worker on chat_private.model_config_secrets;
+create policy select_all_worker on chat_private.model_config_secrets for select to chat_worker using (true);
+
+revoke all on all tables in schema chat_public from chat_anonymous, chat_user, chat_operator, chat_worker;
+revoke all on all tables in schema chat_private from chat_anonymous, chat_user, chat_operator, chat_worker;
+grant select on chat_public.users, chat_public.chats, chat_public.chat_messages, chat_public.chat_queued_messages,
+  chat_public.structured_output_requests to chat_user, chat_operator, chat_worker;
+grant select on chat_private.model_configs, chat_private.chat_leases, chat_private.turn_progress,
+  chat_private.message_internals, chat_private.experiments, chat_private.settings, chat_private.idempotency_keys,
+  chat_private.transition_rules to chat_operator, chat_worker;
+grant select on chat_private.model_config_secrets to chat_worker;
+
+revoke all on all functions in schema chat_public from public;
+revoke all on all functions in schema chat_private from public;
+grant execute on function chat_public.current_user_id() to chat_anonymous, chat_user, chat_operator, chat_worker;
+grant execute on function
+  chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text),
+  chat_public.send_chat_message(uuid, jsonb, text, text, text),
+  chat_public.edit_chat_message(bigint, jsonb, text, text, bigint),
+  chat_public.delete_queued_message(bigint),
+  chat_public.promote_queued_message(bigint),
+  chat_public.interrupt_chat(uuid),
+  chat_public.submit_tool_results(uuid, jsonb),
+  chat_public.archive_chat(uuid, boolean),
+  chat_public.set_chat_plan_mode(uuid, boolean)
+to chat_user;
+grant execute on function
+  chat_private.acquire_lease(uuid, text, integer),
+  chat_private.renew_lease(uuid, uuid, integer),
+  chat_private.release_lease(uuid, uuid),
+  chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb),
+  chat_private.enter_requires_action(uuid, uuid, bigint, bigint, jsonb, integer),
+  chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb),
+  chat_private.finish_error(uuid, uuid, bigint, bigint, text, text),
+  chat_private.finish_interruption(uuid, uuid, bigint, bigint, jsonb),
+  chat_private.cancel_requires_action(uuid),
+  chat_private.sweep_expired_leases(),
+  chat_private.current_fence(uuid),
+  chat_private.response_format_errors(jsonb),
+  chat_private.schema_sha256(jsonb)
+to chat_worker;
+grant execute on function chat_private.response_format_errors(jsonb), chat_private.schema_sha256(jsonb)
+  to chat_operator;
+
+comment on table chat_public.users is E'People who own chats. The JWT `sub` claim is a user id.';
+comment on table chat_public.chats is
+  E'A conversation and its execution state. `status`: waiting, running, interrupting, requires_action (waiting for client tool results), error. The version counters fence workers and drive live streams.';
+comment on column chat_public.chats.snapshot_version is E'Bumped once by every transition.';
+comment on column chat_public.chats.history_version is E'The snapshot_version of the latest history change (receipts excepted).';
+comment on column chat_public.chats.queue_version is E'The snapshot_version of the latest queue change.';
+comment on column chat_public.chats.generation_attempt is E'Generation attempts since the last history change.';
+comment on column chat_public.chats.pending_tool_calls is E'The client-executed tool calls the chat waits on, as [{tool_call_id, tool_name}].';
+comment on table chat_public.chat_messages is
+  E'The transcript. `id` is the stream cursor. A receipt (`kind` receipt) carries `structured_output` = {request_id, status, value | error {code, message}}; only receipts carry results.';
+comment on column chat_public.chat_messages.content is E'Parts: text, reasoning, tool-call, tool-result, file, source.';
+comment on column chat_public.chat_messages.deleted is E'Discarded by an edit. Receipts stay readable.';
+comment on column chat_public.chat_messages.revision is E'The chat''s snapshot_version when the row was last written (set by the database).';
+comment on column chat_public.chat_messages.structured_output_request_id is E'The structured output request this input started, or that this receipt ends.';
+comment on table chat_public.chat_queued_messages is E'Inputs waiting for the running turn to finish, in `position` order.';
+comment on table chat_public.structured_output_requests is
+  E'One row per accepted structured output request: its schema, status (pending, succeeded, failed, canceled) and the receipt that ended it.';
+comment on column chat_public.structured_output_requests.schema_sha256 is E'SHA-256 (hex) of `schema::text`.';
