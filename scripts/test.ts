@@ -49,7 +49,7 @@ try {
   await ensureDatabase(adminUrl, template);
   await migrate(withDatabase(adminUrl, template));
   console.log("== tests (uvu)");
-  const uvu = await run(process.execPath, [join(projectRoot, "node_modules", "uvu", "bin.js"), "test", filter ?? "\\.test\\.ts$"], {
+  const uvu = await run(process.execPath, [join(projectRoot, "node_modules", "uvu", "bin.js"), "test", filter ?? "\\.test\\.ts$", "--color=false"], {
     ...process.env,
     CHATD_TEST_ADMIN_URL: adminUrl,
     CHATD_TEST_TEMPLATE: template,

