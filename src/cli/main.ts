@@ -7,6 +7,7 @@ import { migrate } from "../db/migrate.ts";
 import { logger } from "../log.ts";
 import { startWorker } from "../../worker/index.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
+import { registerSchemaCommand } from "./schema-command.ts";
 
 const program = new Command("chatd").description("Durable agent chat with per-request structured output.");
 
@@ -93,5 +94,12 @@ program
   });
 
 registerExperimentsCommand(program, openDatabase);
+registerSchemaCommand(program);
 
+let longRunning = false;
+program.hook("preAction", (_program, action) => {
+  longRunning = ["serve", "start", "worker"].includes(action.name());
+});
 await program.parseAsync(process.argv);
+// One-shot commands exit explicitly: an embedded PostgreSQL's exit hook would otherwise turn exitCode into 0.
+if (!longRunning) process.exit(process.exitCode ?? 0);

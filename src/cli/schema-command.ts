@@ -1,0 +1,176 @@
+// `chatd schema check|validate`: the structured-output validator for people who write schemas and
+// run batches. The command logic takes streams so it can be tested without spawning a process.
+
+import { readFile } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+import type { Command } from "commander";
+import {
+  compactJson,
+  compileSchema,
+  ENVELOPE_LIMITS,
+  isJsonObjectValue,
+  parseJsonSafe,
+  VALUE_MAX_BYTES,
+  validateResponseFormat,
+  validateValue,
+  type CompiledSchema,
+} from "../structured/index.ts";
+
+type Loaded = { ok: true; validator: CompiledSchema; kind: "envelope" | "schema"; name?: string } | { ok: false; errors: { field: string; detail: string }[] };
+
+/** A bare JSON Schema document, or an envelope when it says "type":"json_schema". */
+export function loadSchema(input: string | Uint8Array): Loaded {
+  const parsed = parseJsonSafe(input, ENVELOPE_LIMITS);
+  if (!parsed.ok) {
+    const { pointer, rule, message } = parsed.error;
+    return { ok: false, errors: [{ field: pointer, detail: `${rule}: ${message}` }] };
+  }
+  const v = parsed.value;
+  if (isJsonObjectValue(v) && v.get("type") === "json_schema") {
+    const r = validateResponseFormat(input);
+    if (!r.ok) return r;
+    if (r.format.type !== "json_schema") return { ok: false, errors: [{ field: "response_format", detail: "not a json_schema envelope" }] };
+    const c = compileSchema(r.format.schema);
+    if (!c.ok) return c;
+    return { ok: true, validator: c.validator, kind: "envelope", name: r.format.name };
+  }
+  const c = compileSchema(v);
+  if (!c.ok) return { ok: false, errors: c.errors.map((e) => ({ field: e.field === "" ? "(root)" : e.field, detail: e.detail })) };
+  return { ok: true, validator: c.validator, kind: "schema" };
+}
+
+function writeLine(out: Writable, line: string): void {
+  out.write(`${line}\n`);
+}
+
+/** Exit code 0 with a one-line summary, or 1 with one line per field error. */
+export function runSchemaCheck(input: string | Uint8Array, out: Writable, err: Writable): number {
+  const r = loadSchema(input);
+  if (!r.ok) {
+    for (const e of r.errors) writeLine(err, `${e.field}: ${e.detail}`);
+    return 1;
+  }
+  const bytes = Buffer.byteLength(r.validator.schemaText, "utf8");
+  const what = r.kind === "envelope" ? `response_format envelope "${r.name ?? ""}"` : "JSON Schema document";
+  writeLine(out, `ok: ${what}, ${bytes} bytes canonical, sha256 ${r.validator.sha256}`);
+  return 0;
+}
+
+function lines(input: Readable): AsyncIterable<string> {
+  return createInterface({ input, crlfDelay: Infinity });
+}
+
+/** One verdict line per non-empty input line; exit 1 when any value is invalid. */
+export async function runSchemaValidate(schemaInput: string | Uint8Array, values: Readable, out: Writable, err: Writable): Promise<number> {
+  const loaded = loadSchema(schemaInput);
+  if (!loaded.ok) {
+    for (const e of loaded.errors) writeLine(err, `${e.field}: ${e.detail}`);
+    return 2;
+  }
+  let n = 0;
+  let failed = false;
+  for await (const line of lines(values)) {
+    n++;
+    if (line.trim() === "") continue;
+    const r = validateValue(loaded.validator, line);
+    if (r.ok) writeLine(out, JSON.stringify({ line: n, ok: true }));
+    else {
+      failed = true;
+      writeLine(out, JSON.stringify({ line: n, ok: false, errors: r.errors }));
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+const JSONL_LIMITS = {
+  maxBytes: ENVELOPE_LIMITS.maxBytes + VALUE_MAX_BYTES + 1024,
+  maxDepth: Math.max(ENVELOPE_LIMITS.maxDepth, 66),
+  maxNodes: ENVELOPE_LIMITS.maxNodes + 16_384 + 4,
+};
+
+type JsonlVerdict =
+  | { ok: true }
+  | { ok: false; schema_errors: { field: string; detail: string }[] }
+  | { ok: false; errors: { pointer: string; message: string }[] };
+
+/**
+ * One `{"schema": S, "value": V}` line to a verdict. The line passes the JSON boundary as a whole
+ * (so a duplicate key inside V is reported as a value error at its pointer); V is then validated
+ * from its exact re-serialization, which applies the value caps to V alone.
+ */
+export function validateJsonlLine(line: string): JsonlVerdict {
+  const parsed = parseJsonSafe(line, JSONL_LIMITS);
+  if (!parsed.ok) {
+    const { pointer, rule, message } = parsed.error;
+    if (pointer === "/schema" || pointer.startsWith("/schema/")) {
+      return { ok: false, schema_errors: [{ field: pointer.slice("/schema".length), detail: `${rule}: ${message}` }] };
+    }
+    if (pointer === "/value" || pointer.startsWith("/value/")) {
+      return { ok: false, errors: [{ pointer: pointer.slice("/value".length), message: `${rule}: ${message}` }] };
+    }
+    return { ok: false, errors: [{ pointer: "", message: `invalid line: ${rule}: ${message}` }] };
+  }
+  const obj = parsed.value;
+  if (!isJsonObjectValue(obj) || !obj.has("schema") || !obj.has("value") || obj.size !== 2) {
+    return { ok: false, errors: [{ pointer: "", message: 'invalid line: expected exactly {"schema": ..., "value": ...}' }] };
+  }
+  const schema = obj.get("schema") ?? null;
+  const c = compileSchema(schema);
+  if (!c.ok) return { ok: false, schema_errors: c.errors };
+  const r = validateValue(c.validator, compactJson(obj.get("value") ?? null));
+  return r.ok ? { ok: true } : { ok: false, errors: r.errors };
+}
+
+export async function runSchemaValidateJsonl(input: Readable, out: Writable): Promise<number> {
+  let failed = false;
+  for await (const line of lines(input)) {
+    if (line.trim() === "") continue;
+    const verdict = validateJsonlLine(line);
+    if (!verdict.ok) failed = true;
+    writeLine(out, JSON.stringify(verdict));
+  }
+  return failed ? 1 : 0;
+}
+
+async function readInput(file: string): Promise<Uint8Array> {
+  if (file !== "-") return readFile(file);
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+async function openLines(file: string | undefined): Promise<Readable> {
+  if (file === undefined || file === "-") return process.stdin;
+  const { createReadStream } = await import("node:fs");
+  return createReadStream(file);
+}
+
+export function registerSchemaCommand(program: Command): void {
+  const schema = program.command("schema").description("check JSON Schemas and validate values the way chatd does");
+  schema
+    .command("check")
+    .description("check a JSON Schema document (or a json_schema response_format envelope); - reads stdin")
+    .argument("<file>", "schema file, or - for stdin")
+    .action(async (file: string) => {
+      process.exitCode = runSchemaCheck(await readInput(file), process.stdout, process.stderr);
+    });
+  schema
+    .command("validate")
+    .description("validate JSON values, one per line, against a schema; with --jsonl read {schema, value} lines")
+    .argument("[schemaFile]", "schema file (without --jsonl), or the JSONL input (with --jsonl)")
+    .argument("[values]", "values file with one JSON value per line, or - for stdin (default)")
+    .option("--jsonl", 'read lines {"schema": S, "value": V} and write one verdict per line')
+    .action(async (schemaFile: string | undefined, values: string | undefined, opts: { jsonl?: boolean }) => {
+      if (opts.jsonl === true) {
+        process.exitCode = await runSchemaValidateJsonl(await openLines(schemaFile), process.stdout);
+        return;
+      }
+      if (schemaFile === undefined) {
+        process.stderr.write("schema validate: SCHEMA_FILE is required without --jsonl\n");
+        process.exitCode = 2;
+        return;
+      }
+      process.exitCode = await runSchemaValidate(await readInput(schemaFile), await openLines(values), process.stdout, process.stderr);
+    });
+}

@@ -1,0 +1,278 @@
+// Schema screening: walks the exact schema tree knowing which positions hold schemas and which
+// hold literal data (const, enum, default, examples, property names), rejects what we do not
+// support, enforces the structural caps, and produces the schema object handed to ajv. That object
+// replaces every numeric/equality keyword with an exact counterpart (see compile.ts) and drops
+// annotations that carry arbitrary data, so ajv never decides anything on a float64.
+
+import { RE2JS } from "re2js";
+import {
+  SCHEMA_MAX_BRANCHES,
+  SCHEMA_MAX_DEPTH,
+  SCHEMA_MAX_ENUM_ITEMS,
+  SCHEMA_MAX_PATTERN_LENGTH,
+  SCHEMA_MAX_PATTERNS,
+} from "./caps.ts";
+import { equalityKey } from "./canonical.ts";
+import { parseDecimal } from "./decimal.ts";
+import { isSupportedFormat } from "./formats.ts";
+import { escapePointerSegment, isJsonNumber, isJsonObject, JsonNumber, type JsonObject, type JsonValue } from "./json-boundary.ts";
+
+export interface SchemaError {
+  /** JSON pointer into the schema document ("" is the root). */
+  pointer: string;
+  detail: string;
+}
+
+export const DRAFT07_URIS: readonly string[] = ["http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema"];
+
+/** Exact keywords understood by compile.ts; the ajv schema carries them instead of the originals. */
+export const EXACT_KEYWORDS = {
+  minimum: "chatdMinimum",
+  maximum: "chatdMaximum",
+  exclusiveMinimum: "chatdExclusiveMinimum",
+  exclusiveMaximum: "chatdExclusiveMaximum",
+  multipleOf: "chatdMultipleOf",
+} as const;
+
+const FORBIDDEN: Readonly<Record<string, string>> = {
+  $ref: "$ref is not supported: inline the referenced schema",
+  $id: "$id is not supported",
+  id: "id is not supported",
+  $defs: "$defs is not supported: inline the definitions",
+  definitions: "definitions is not supported: inline the definitions",
+};
+
+const PASS_THROUGH = new Set([
+  "title",
+  "description",
+  "$comment",
+  "readOnly",
+  "writeOnly",
+  "contentMediaType",
+  "contentEncoding",
+  "required",
+  "maxLength",
+  "minLength",
+  "maxItems",
+  "minItems",
+  "maxProperties",
+  "minProperties",
+]);
+
+type AjvSchema = boolean | { [k: string]: unknown };
+
+/**
+ * Plain JS value for ajv. Keys are defined as own data properties so "__proto__" stays an ordinary
+ * key; `ordinary` keeps Object.prototype, which ajv's meta-validation (fast-deep-equal) needs.
+ */
+export function toPlain(v: JsonValue, ordinary = false): unknown {
+  if (v instanceof JsonNumber) return Number(v.text);
+  if (Array.isArray(v)) return v.map((x) => toPlain(x, ordinary));
+  if (isJsonObject(v)) {
+    const o = (ordinary ? {} : Object.create(null)) as Record<string, unknown>;
+    for (const [k, x] of v) Object.defineProperty(o, k, { value: toPlain(x, ordinary), enumerable: true, writable: true, configurable: true });
+    return o;
+  }
+  return v;
+}
+
+export type ScreenResult =
+  | { ok: true; ajvSchema: AjvSchema; patterns: number; branches: number; maxDepth: number }
+  | { ok: false; errors: SchemaError[] };
+
+class ScreenFailure extends Error {
+  readonly pointer: string;
+  constructor(pointer: string, detail: string) {
+    super(detail);
+    this.pointer = pointer;
+  }
+}
+
+export function checkPattern(pattern: string, pointer: string): void {
+  if (pattern.length > SCHEMA_MAX_PATTERN_LENGTH) {
+    throw new ScreenFailure(pointer, `pattern longer than ${SCHEMA_MAX_PATTERN_LENGTH} characters`);
+  }
+  try {
+    RE2JS.compile(RE2JS.translateRegExp(pattern));
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new ScreenFailure(pointer, `pattern is not supported by RE2: ${msg.slice(0, 200)}`);
+  }
+}
+
+export function screenSchema(root: JsonObject): ScreenResult {
+  let patterns = 0;
+  let branches = 0;
+  let maxDepth = 0;
+
+  const countPattern = (pointer: string): void => {
+    if (++patterns > SCHEMA_MAX_PATTERNS) throw new ScreenFailure(pointer, `more than ${SCHEMA_MAX_PATTERNS} patterns`);
+  };
+  const countBranches = (n: number, pointer: string): void => {
+    branches += n;
+    if (branches > SCHEMA_MAX_BRANCHES) {
+      throw new ScreenFailure(pointer, `more than ${SCHEMA_MAX_BRANCHES} combinator branches in total`);
+    }
+  };
+  const needObject = (v: JsonValue, pointer: string): JsonObject => {
+    if (!isJsonObject(v)) throw new ScreenFailure(pointer, "must be an object");
+    return v;
+  };
+  // ajv silently skips a "__proto__" entry in properties, patternProperties and dependencies
+  // (a guard against prototype pollution), which would make the schema mean something else.
+  const propertyMap = (v: JsonValue, pointer: string): JsonObject => {
+    const o = needObject(v, pointer);
+    if (o.has("__proto__")) throw new ScreenFailure(`${pointer}/__proto__`, '"__proto__" is not supported as a property name here');
+    return o;
+  };
+  const needArray = (v: JsonValue, pointer: string): JsonValue[] => {
+    if (!Array.isArray(v)) throw new ScreenFailure(pointer, "must be an array");
+    return v;
+  };
+
+  const walk = (node: JsonValue, pointer: string, depth: number): AjvSchema => {
+    if (typeof node === "boolean") return node;
+    if (!isJsonObject(node)) throw new ScreenFailure(pointer, "a schema must be an object or a boolean");
+    if (depth > SCHEMA_MAX_DEPTH) throw new ScreenFailure(pointer, `schema nesting deeper than ${SCHEMA_MAX_DEPTH}`);
+    if (depth > maxDepth) maxDepth = depth;
+    const out: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
+    const sub = (v: JsonValue, p: string): AjvSchema => walk(v, p, depth + 1);
+    for (const [k, v] of node) {
+      const p = `${pointer}/${escapePointerSegment(k)}`;
+      const forbidden = FORBIDDEN[k];
+      if (forbidden !== undefined) throw new ScreenFailure(p, forbidden);
+      if (PASS_THROUGH.has(k)) {
+        out[k] = toPlain(v);
+        continue;
+      }
+      switch (k) {
+        case "$schema":
+          if (pointer !== "") throw new ScreenFailure(p, "$schema is only allowed at the root");
+          if (typeof v !== "string" || !DRAFT07_URIS.includes(v)) {
+            throw new ScreenFailure(p, "$schema must be http://json-schema.org/draft-07/schema#");
+          }
+          break;
+        case "default":
+        case "examples":
+          // Annotations with arbitrary data: never shown to ajv, never interpreted.
+          break;
+        case "type": {
+          const types = Array.isArray(v) ? v : [v];
+          if (!types.every((t) => typeof t === "string")) throw new ScreenFailure(p, "must be a string or an array of strings");
+          const names = types as string[];
+          if (names.includes("integer")) {
+            const mapped = [...new Set(names.map((t) => (t === "integer" ? "number" : t)))];
+            out[k] = Array.isArray(v) ? mapped : "number";
+            // "number" beside "integer" already admits every number.
+            if (!names.includes("number")) out.chatdInteger = true;
+          } else {
+            out[k] = toPlain(v);
+          }
+          break;
+        }
+        case "enum": {
+          const items = needArray(v, p);
+          if (items.length > SCHEMA_MAX_ENUM_ITEMS) throw new ScreenFailure(p, `more than ${SCHEMA_MAX_ENUM_ITEMS} enum items`);
+          out.chatdEnum = items.map(equalityKey);
+          break;
+        }
+        case "const":
+          out.chatdConst = equalityKey(v);
+          break;
+        case "minimum":
+        case "maximum":
+        case "exclusiveMinimum":
+        case "exclusiveMaximum":
+        case "multipleOf": {
+          if (!isJsonNumber(v)) throw new ScreenFailure(p, "must be a number");
+          if (k === "multipleOf" && (parseDecimal(v.text).neg || parseDecimal(v.text).coef === 0n)) {
+            throw new ScreenFailure(p, "must be greater than 0");
+          }
+          out[EXACT_KEYWORDS[k]] = v.text;
+          break;
+        }
+        case "uniqueItems":
+          if (typeof v !== "boolean") throw new ScreenFailure(p, "must be a boolean");
+          if (v) out.chatdUniqueItems = true;
+          break;
+        case "format":
+          if (typeof v !== "string") throw new ScreenFailure(p, "must be a string");
+          if (!isSupportedFormat(v)) throw new ScreenFailure(p, `format ${JSON.stringify(v.slice(0, 64))} is not supported`);
+          out[k] = v;
+          break;
+        case "pattern":
+          if (typeof v !== "string") throw new ScreenFailure(p, "must be a string");
+          countPattern(p);
+          checkPattern(v, p);
+          out[k] = v;
+          break;
+        case "patternProperties": {
+          const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
+          for (const [pk, pv] of propertyMap(v, p)) {
+            const pp = `${p}/${escapePointerSegment(pk)}`;
+            countPattern(pp);
+            checkPattern(pk, pp);
+            o[pk] = sub(pv, pp);
+          }
+          out[k] = o;
+          break;
+        }
+        case "properties": {
+          const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
+          for (const [pk, pv] of propertyMap(v, p)) o[pk] = sub(pv, `${p}/${escapePointerSegment(pk)}`);
+          out[k] = o;
+          break;
+        }
+        case "dependencies": {
+          const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
+          for (const [dk, dv] of propertyMap(v, p)) {
+            const dp = `${p}/${escapePointerSegment(dk)}`;
+            if (Array.isArray(dv)) {
+              o[dk] = toPlain(dv);
+            } else {
+              countBranches(1, dp);
+              o[dk] = sub(dv, dp);
+            }
+          }
+          out[k] = o;
+          break;
+        }
+        case "additionalProperties":
+        case "additionalItems":
+        case "contains":
+        case "not":
+        case "propertyNames":
+          out[k] = sub(v, p);
+          break;
+        case "if":
+        case "then":
+        case "else":
+          countBranches(1, p);
+          out[k] = sub(v, p);
+          break;
+        case "items":
+          out[k] = Array.isArray(v) ? v.map((x, i) => sub(x, `${p}/${i}`)) : sub(v, p);
+          break;
+        case "allOf":
+        case "anyOf":
+        case "oneOf": {
+          const items = needArray(v, p);
+          countBranches(items.length, p);
+          out[k] = items.map((x, i) => sub(x, `${p}/${i}`));
+          break;
+        }
+        default:
+          throw new ScreenFailure(p, `unknown keyword ${JSON.stringify(k.slice(0, 64))}`);
+      }
+    }
+    return out;
+  };
+
+  try {
+    const ajvSchema = walk(root, "", 1);
+    return { ok: true, ajvSchema, patterns, branches, maxDepth };
+  } catch (e) {
+    if (e instanceof ScreenFailure) return { ok: false, errors: [{ pointer: e.pointer, detail: e.message }] };
+    throw e;
+  }
+}

@@ -1,0 +1,91 @@
+import { PassThrough, Readable } from "node:stream";
+import { Command } from "commander";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { registerSchemaCommand, runSchemaCheck, runSchemaValidate, runSchemaValidateJsonl, validateJsonlLine } from "../../src/cli/schema-command.ts";
+
+function sink(): { stream: PassThrough; text: () => string } {
+  const stream = new PassThrough();
+  const chunks: Buffer[] = [];
+  stream.on("data", (c: Buffer) => chunks.push(c));
+  return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
+}
+
+test("check: a bare schema passes with a one-line summary", () => {
+  const out = sink();
+  const err = sink();
+  assert.is(runSchemaCheck('{"type":"object","properties":{"a":{"type":"integer"}}}', out.stream, err.stream), 0);
+  assert.match(out.text(), /^ok: JSON Schema document, \d+ bytes canonical, sha256 [0-9a-f]{64}\n$/);
+  assert.is(err.text(), "");
+});
+
+test("check: an envelope is accepted and named in the summary", () => {
+  const out = sink();
+  assert.is(runSchemaCheck('{"type":"json_schema","json_schema":{"name":"report","schema":{"type":"object"}}}', out.stream, sink().stream), 0);
+  assert.match(out.text(), /^ok: response_format envelope "report"/);
+});
+
+test("check: errors name the field and exit 1", () => {
+  const err = sink();
+  assert.is(runSchemaCheck('{"properties":{"a":{"$ref":"#"}}}', sink().stream, err.stream), 1);
+  assert.match(err.text(), /^\/properties\/a\/\$ref: \$ref is not supported/);
+  const err2 = sink();
+  assert.is(runSchemaCheck('{"type":"json_schema","json_schema":{"name":"bad name","schema":{}}}', sink().stream, err2.stream), 1);
+  assert.match(err2.text(), /^response_format\.json_schema\.name: /);
+  const err3 = sink();
+  assert.is(runSchemaCheck('{"a":1,"a":2}', sink().stream, err3.stream), 1);
+  assert.match(err3.text(), /duplicate-key/);
+});
+
+test("validate: one verdict per input line", async () => {
+  const out = sink();
+  const values = Readable.from(["1\n", '"x"\n', "\n", "2.5\n", '{"a":1,"a":2}\n']);
+  const code = await runSchemaValidate('{"type":"integer"}', values, out.stream, sink().stream);
+  assert.is(code, 1);
+  const verdicts = out.text().trim().split("\n").map((l) => JSON.parse(l) as { line: number; ok: boolean });
+  assert.equal(verdicts.map((v) => [v.line, v.ok]), [[1, true], [2, false], [4, false], [5, false]]);
+});
+
+test("validate: all valid exits 0; a bad schema exits 2", async () => {
+  assert.is(await runSchemaValidate('{"type":"integer"}', Readable.from(["1\n2\n"]), sink().stream, sink().stream), 0);
+  const err = sink();
+  assert.is(await runSchemaValidate('{"format":"regex"}', Readable.from(["1\n"]), sink().stream, err.stream), 2);
+  assert.match(err.text(), /\/format/);
+});
+
+test("validate --jsonl: ok, schema_errors and errors lines", async () => {
+  const out = sink();
+  const input = Readable.from([
+    '{"schema":{"type":"integer"},"value":3}\n',
+    '{"schema":{"$ref":"#"},"value":3}\n',
+    '{"schema":{"type":"object"},"value":{"a":1,"a":2}}\n',
+    '{"schema":{"maximum":9007199254740992},"value":9007199254740993}\n',
+    "not json\n",
+  ]);
+  assert.is(await runSchemaValidateJsonl(input, out.stream), 1);
+  const rows = out.text().trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(rows[0], { ok: true });
+  assert.equal(Object.keys(rows[1] ?? {}), ["ok", "schema_errors"]);
+  assert.equal(rows[2], { ok: false, errors: [{ pointer: "/a", message: "duplicate-key: duplicate object key" }] });
+  assert.equal(rows[3], { ok: false, errors: [{ pointer: "", message: "must be <= 9007199254740992" }] });
+  assert.equal(Object.keys(rows[4] ?? {}), ["ok", "errors"]);
+});
+
+test("validate --jsonl: value caps apply to the value", () => {
+  const deep = "[".repeat(65) + "]".repeat(65);
+  const r = validateJsonlLine(`{"schema":{},"value":${deep}}`);
+  assert.ok(!r.ok && "errors" in r && /max-depth/.test(r.errors[0]?.message ?? ""));
+  assert.equal(validateJsonlLine(`{"schema":{},"value":${"[".repeat(64) + "]".repeat(64)}}`), { ok: true });
+});
+
+test("registerSchemaCommand adds schema check and schema validate", () => {
+  const program = new Command("chatd");
+  registerSchemaCommand(program);
+  const schema = program.commands.find((c) => c.name() === "schema");
+  assert.ok(schema);
+  assert.equal(schema?.commands.map((c) => c.name()).sort(), ["check", "validate"]);
+  const validate = schema?.commands.find((c) => c.name() === "validate");
+  assert.ok(validate?.options.some((o) => o.long === "--jsonl"));
+});
+
+test.run();
