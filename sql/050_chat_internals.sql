@@ -237,7 +237,9 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
--- Answers the client tool calls the chat waits on with synthetic cancellations (a fencing history insert).
+-- Answers the client tool calls the chat waits on with synthetic cancellations (a fencing history insert) and resumes
+-- the turn. The status changes in the same UPDATE that clears the deadline: the chats CHECK ties requires_action to a
+-- deadline, so clearing the deadline alone while the chat is still requires_action is refused (23514).
 create or replace function chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) returns void as $$
 declare
   v_calls jsonb;
@@ -250,7 +252,8 @@ begin
       'result', jsonb_build_object('error', p_reason), 'is_error', true))
     from jsonb_array_elements(v_calls) c;
   end if;
-  update chat_public.chats set pending_tool_calls = '[]', requires_action_deadline_at = null where id = p_chat_id;
+  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 

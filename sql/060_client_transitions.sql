@@ -193,6 +193,10 @@ begin
     v_format := chat_private.parse_response_format(response_format);
   end if;
   v_chat := chat_private.begin_transition(v_message.chat_id, 'edit_message', v_user);
+  -- The message was read before the chat lock: a concurrent edit may have discarded it while this call waited.
+  if not exists (select 1 from chat_public.chat_messages m where m.id = v_message.id and not m.deleted) then
+    raise exception 'message not found or not editable' using errcode = 'MSNTF', column = 'message_id';
+  end if;
   if v_old_request.id is not null then
     -- Preserve: the API validated the stored format before calling; both facts it read are rechecked under the lock.
     if (preserve_schema_sha256 is not null and preserve_schema_sha256 <> v_old_request.schema_sha256)
@@ -224,7 +228,9 @@ begin
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
   update chat_private.turn_progress t set finished_at = now() where t.chat_id = v_chat.id and t.finished_at is null;
   delete from chat_private.chat_leases l where l.chat_id = v_chat.id;
-  update chat_public.chats set pending_tool_calls = '[]', requires_action_deadline_at = null where id = v_chat.id;
+  -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
+  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = v_chat.id;
   for v_pending in select request_id from pg_temp.edit_superseded order by ord loop
     v_receipt := chat_private.write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
@@ -254,7 +260,12 @@ begin
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
   end if;
   perform chat_private.begin_transition(v_queued.chat_id, 'delete_queued_message', v_user);
-  delete from chat_public.chat_queued_messages where id = v_queued.id;
+  -- Re-read under the chat lock: the row may have been promoted (its request now runs) or deleted while this call
+  -- waited, and a promoted request must not be cancelled as queue_deleted.
+  delete from chat_public.chat_queued_messages where id = v_queued.id returning * into v_queued;
+  if not found then
+    raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
+  end if;
   if v_queued.structured_output_request_id is not null then
     v_receipt := chat_private.write_receipt(v_queued.structured_output_request_id, 'canceled', 'queue_deleted');
   end if;
@@ -281,6 +292,10 @@ begin
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
   end if;
   v_chat := chat_private.begin_transition(v_queued.chat_id, 'promote_queued_message', v_user);
+  -- Re-read under the chat lock: a row promoted or deleted while this call waited must not interrupt the turn.
+  if not exists (select 1 from chat_public.chat_queued_messages q where q.id = v_queued.id) then
+    raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
+  end if;
   v_state := chat_private.chat_state(v_chat);
   update chat_public.chat_queued_messages set position = -nextval('chat_public.chat_queued_messages_position')
   where id = v_queued.id;

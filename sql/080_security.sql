@@ -77,7 +77,9 @@ grant execute on function
   chat_public.submit_tool_results(uuid, jsonb),
   chat_public.archive_chat(uuid, boolean),
   chat_public.set_chat_plan_mode(uuid, boolean)
-to chat_user;
+to chat_user, chat_anonymous;
+-- chat_anonymous may call them too: each one starts with chat_private.require_user(), so an anonymous call is
+-- refused with NOAUT (an authentication error clients can act on) instead of a masked permission error.
 grant execute on function
   chat_private.acquire_lease(uuid, text, integer),
   chat_private.renew_lease(uuid, uuid, integer),

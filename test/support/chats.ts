@@ -1,5 +1,5 @@
 // Test helpers that drive chats through the real transition functions, as a user or as a worker.
-import type pg from "pg";
+import pg from "pg";
 import type { TestDatabase } from "./db.ts";
 
 export interface Fence {
@@ -214,3 +214,24 @@ export async function requestStatus(db: TestDatabase, requestId: string): Promis
 }
 
 export const assistantText = (value: string) => ({ role: "assistant", content: [{ type: "text", text: value }] });
+
+/** A dedicated connection (for concurrency tests), optionally inside an open transaction as `role`/`userId`. */
+export async function connect(db: TestDatabase, as?: { role: string; userId: string | null }): Promise<{ client: pg.Client; pid: number }> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  const { rows } = await client.query<{ pid: number }>("select pg_backend_pid() as pid");
+  if (as) {
+    await client.query("begin");
+    await client.query("select set_config('role', $1, true), set_config('jwt.claims.sub', $2, true)", [as.role, as.userId ?? ""]);
+  }
+  return { client, pid: rows[0]!.pid };
+}
+
+/** Barrier: resolves once backend `pid` waits on a lock (polled by query, bounded so a bug fails rather than hangs). */
+export async function blockedOnLock(db: TestDatabase, pid: number): Promise<void> {
+  for (let i = 0; i < 20_000; i++) {
+    const { rows } = await db.pool.query("select 1 from pg_stat_activity where pid = $1 and wait_event_type = 'Lock'", [pid]);
+    if (rows.length > 0) return;
+  }
+  throw new Error(`backend ${pid} never waited on a lock`);
+}

@@ -1,0 +1,171 @@
+// Every row of chat_private.transition_rules, read at runtime: a chat is built in the row's state, the transition is
+// called with valid arguments, allowed rows must succeed (and reach the status the outcome names), forbidden rows
+// must raise CHTRN (CHARC for archived) and change nothing.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import {
+  acquire, archiveChat, asUser, chatRow, chatStatus, createChat, createUser, dynamicTool, type Fence, finishError, finishTurn,
+  plantLease, requiresActionChat, sendMessage, text,
+} from "../support/chats.ts";
+
+let db: TestDatabase;
+let user: string;
+
+test.before(async () => {
+  db = await createTestDatabase();
+  user = await createUser(db, "rules");
+});
+test.after(async () => {
+  await db.drop();
+});
+
+const STATES = ["waiting", "running", "interrupting", "requires_action", "error", "archived"] as const;
+type State = (typeof STATES)[number];
+
+interface Built {
+  chatId: string;
+  messageId: string;
+  queuedId: string | null;
+}
+
+async function plantQueued(chatId: string): Promise<string> {
+  const { rows } = await db.pool.query<{ id: string }>(
+    "insert into chat_public.chat_queued_messages (chat_id, content, created_by) values ($1, $2, $3) returning id",
+    [chatId, text("planted in the queue"), user]);
+  return rows[0]!.id;
+}
+
+/** A chat (declaring the dynamic tool `lookup`) in `state`, optionally with one queued message. */
+async function build(state: State, withQueue: boolean): Promise<Built> {
+  if (state === "requires_action") {
+    const chat = await requiresActionChat(db, user);
+    const queuedId = withQueue ? (await sendMessage(db, user, chat.chat_id, "queued")).queued_message_id : null;
+    return { chatId: chat.chat_id, messageId: chat.message_id!, queuedId };
+  }
+  const chat = await createChat(db, user, `a chat that will be ${state}`, null, { dynamicTools: [dynamicTool("lookup")] });
+  const chatId = chat.chat_id;
+  let queuedId: string | null = null;
+  if (state === "running" || state === "interrupting" || state === "error") {
+    if (withQueue) queuedId = (await sendMessage(db, user, chatId, "queued")).queued_message_id;
+    if (state === "interrupting") await asUser(db, user, (c) => c.query("select chat_public.interrupt_chat($1)", [chatId]));
+    if (state === "error") await finishError(db, await acquire(db, chatId));
+  } else {
+    await finishTurn(db, await acquire(db, chatId));
+    // No client transition leaves a queue behind on a waiting chat; plant one for delete/promote.
+    if (withQueue) queuedId = await plantQueued(chatId);
+    if (state === "archived") await archiveChat(db, user, chatId);
+  }
+  assert.is(await chatStatus(db, chatId), state, "fixture state");
+  return { chatId, messageId: chat.message_id!, queuedId };
+}
+
+const fenceArgs = (f: Fence) => [f.chatId, f.runnerId, f.historyVersion, f.generationAttempt];
+const asClient = (sql: string, params: unknown[]) => asUser(db, user, (c) => c.query(sql, params));
+
+/** Valid arguments for each transition in each state; returns the promise of the call. */
+const drivers: Record<string, { queue?: boolean; call: (chat: Built, state: State) => Promise<unknown> }> = {
+  send_message: { call: (c) => asClient("select chat_public.send_chat_message($1, $2)", [c.chatId, text("new")]) },
+  edit_message: { call: (c) => asClient("select chat_public.edit_chat_message($1, $2)", [c.messageId, text("edited")]) },
+  delete_queued_message: { queue: true, call: (c) => asClient("select chat_public.delete_queued_message($1)", [c.queuedId]) },
+  promote_queued_message: { queue: true, call: (c) => asClient("select chat_public.promote_queued_message($1)", [c.queuedId]) },
+  interrupt: { call: (c) => asClient("select chat_public.interrupt_chat($1)", [c.chatId]) },
+  submit_tool_results: {
+    call: (c, state) => asClient("select chat_public.submit_tool_results($1, $2)",
+      [c.chatId, JSON.stringify(state === "requires_action" ? [{ tool_call_id: "call-1", result: { ok: true } }] : [])]),
+  },
+  archive: { call: (c) => asClient("select chat_public.archive_chat($1, true)", [c.chatId]) },
+  unarchive: { call: (c) => asClient("select chat_public.archive_chat($1, false)", [c.chatId]) },
+  set_plan_mode: { call: (c) => asClient("select chat_public.set_chat_plan_mode($1, true)", [c.chatId]) },
+  acquire_lease: { call: (c) => acquire(db, c.chatId) },
+  commit_step: {
+    call: async (c) => db.pool.query("select chat_private.commit_step($1, $2, $3, $4, $5)",
+      [...fenceArgs(await plantLease(db, c.chatId)), JSON.stringify([{ role: "assistant", content: [{ type: "text", text: "step" }] }])]),
+  },
+  enter_requires_action: {
+    call: async (c) => db.pool.query("select chat_private.enter_requires_action($1, $2, $3, $4, $5)",
+      [...fenceArgs(await plantLease(db, c.chatId)), JSON.stringify([{ tool_call_id: "call-9", tool_name: "lookup" }])]),
+  },
+  finish_turn: { call: async (c) => finishTurn(db, await plantLease(db, c.chatId)) },
+  finish_error: { call: async (c) => finishError(db, await plantLease(db, c.chatId)) },
+  finish_interruption: {
+    call: async (c) => db.pool.query("select chat_private.finish_interruption($1, $2, $3, $4)", fenceArgs(await plantLease(db, c.chatId))),
+  },
+  record_retry_state: {
+    call: async (c) => db.pool.query("select chat_private.record_retry_state($1, $2, $3, $4, $5)",
+      [...fenceArgs(await plantLease(db, c.chatId)), JSON.stringify({ attempt: 2, max_attempts: 5, error: { kind: "network" } })]),
+  },
+  cancel_requires_action: {
+    call: async (c, state) => {
+      // The deadline job runs after the deadline: back-date it rather than wait.
+      if (state === "requires_action") {
+        await db.pool.query("update chat_public.chats set requires_action_deadline_at = now() - interval '1 second' where id = $1", [c.chatId]);
+      }
+      const { rows } = await db.pool.query<{ done: boolean }>("select chat_private.cancel_requires_action($1) as done", [c.chatId]);
+      assert.is(rows[0]!.done, true, "cancel_requires_action did its work");
+    },
+  },
+};
+
+interface Rule { transition: string; from_state: State; allowed: boolean; outcome: string }
+
+async function rules(transition?: string): Promise<Rule[]> {
+  const { rows } = await db.pool.query<Rule>(
+    "select transition, from_state, allowed, outcome from chat_private.transition_rules where $1::text is null or transition = $1 order by transition, from_state",
+    [transition ?? null]);
+  return rows;
+}
+
+/** The state an allowed row leads to, as its outcome names it; outcomes that name none keep the state. */
+function expectedState(rule: Rule): State {
+  if (rule.transition === "unarchive" && rule.from_state === "archived") return "waiting"; // "not archived, status kept"
+  const named = /^(waiting|running|interrupting|requires_action|error|archived)\b/.exec(rule.outcome);
+  if (named) return named[1] as State;
+  assert.ok(/^(no-op|unchanged|flag set|lease taken|queue:|queued)/.test(rule.outcome), `outcome names no state: ${rule.outcome}`);
+  return rule.from_state;
+}
+
+test("the rule table has one row per driven transition and state, and nothing else", async () => {
+  const all = await rules();
+  const transitions = [...new Set(all.map((r) => r.transition))].sort();
+  assert.equal(transitions, Object.keys(drivers).sort());
+  for (const transition of transitions) {
+    assert.equal(all.filter((r) => r.transition === transition).map((r) => r.from_state).sort(), [...STATES].sort(), transition);
+  }
+  // Forbidden rows say which refusal they get.
+  for (const r of all.filter((x) => !x.allowed)) {
+    assert.ok(r.outcome.startsWith(r.from_state === "archived" ? "refused (CHARC)" : "refused (CHTRN)"), `${r.transition}/${r.from_state}`);
+  }
+});
+
+test("an unknown transition name is an internal error (XX000)", async () => {
+  const chat = await build("running", false);
+  assert.is(await sqlState(db.pool.query("select chat_private.begin_transition($1, 'no_such_transition')", [chat.chatId])), "XX000");
+});
+
+for (const transition of Object.keys(drivers)) {
+  test(`transition rules: ${transition} — allowed rows succeed, forbidden rows raise CHTRN/CHARC`, async () => {
+    const driver = drivers[transition]!;
+    const rows = await rules(transition);
+    assert.is(rows.length, STATES.length);
+    for (const rule of rows) {
+      const chat = await build(rule.from_state, driver.queue ?? false);
+      const label = `${transition} from ${rule.from_state}`;
+      if (rule.allowed) {
+        await driver.call(chat, rule.from_state).catch((error: Error & { code?: string }) => {
+          assert.unreachable(`${label} should be allowed, got ${error.code}: ${error.message}`);
+        });
+        assert.is(await chatStatus(db, chat.chatId), expectedState(rule), `${label}: ${rule.outcome}`);
+      } else {
+        const before = await chatRow(db, chat.chatId);
+        const state = await sqlState(driver.call(chat, rule.from_state));
+        assert.is(state, rule.from_state === "archived" ? "CHARC" : "CHTRN", label);
+        const after = await chatRow(db, chat.chatId);
+        assert.is(after.snapshot_version, before.snapshot_version, `${label} changed nothing`);
+        assert.is(after.status, before.status);
+      }
+    }
+  });
+}
+
+test.run();
