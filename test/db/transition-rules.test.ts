@@ -95,6 +95,17 @@ const drivers: Record<string, { queue?: boolean; call: (chat: Built, state: Stat
     call: async (c) => db.pool.query("select chat_private.record_retry_state($1, $2, $3, $4, $5)",
       [...fenceArgs(await plantLease(db, c.chatId)), JSON.stringify({ attempt: 2, max_attempts: 5, error: { kind: "network" } })]),
   },
+  operator_release_lease: { call: (c) => db.pool.query("select chat_private.operator_release_lease($1)", [c.chatId]) },
+  operator_cancel_request: {
+    call: async (c) => {
+      // A pending request outside the open turn: the transition's state rule is what is under test here.
+      const { rows } = await db.pool.query<{ id: string }>(
+        `insert into chat_public.structured_output_requests (chat_id, name, schema, schema_sha256)
+         values ($1, 'r', '{}', repeat('0', 64)) returning id`, [c.chatId]);
+      return db.pool.query("select chat_private.operator_cancel_request($1, 'test')", [rows[0]!.id]);
+    },
+  },
+  operator_retry_chat: { call: (c) => db.pool.query("select chat_private.operator_retry_chat($1)", [c.chatId]) },
   cancel_requires_action: {
     call: async (c, state) => {
       // The deadline job runs after the deadline: back-date it rather than wait.
