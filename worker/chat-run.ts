@@ -1,40 +1,34 @@
-// `chat_run`: takes the runner lease and drives the turn. The model tool loop arrives with the agent runtime;
-// until then a runnable chat is ended honestly instead of being left running: an interruption is finished, and
-// a turn fails with `runtime_unavailable` (a structured request gets its generation_failed receipt).
+// `chat_run`: the Graphile Worker task that wakes a runner for one chat. Jobs only wake work (enqueued with
+// max_attempts 1, so Graphile Worker's retries never stack on chatd's own); everything durable is in the chat
+// tables. The task takes the lease with a fresh runner id and runs the turn. When the turn ends by promoting
+// the next queued input (status stays `running`), it re-acquires at once in the same job rather than waiting
+// for the job the promotion enqueued: that job then finds the lease held (CHLSD) and ends quietly, and if it
+// wins the race instead, this job's acquire gets CHLSD. Either way exactly one runner holds the chat.
 import type { Task } from "graphile-worker";
-import type pg from "pg";
-import type { Logger } from "../src/log.ts";
+import { loadSettings } from "./loop/config.ts";
+import { runWithLease, type RunOutcome, type RuntimeDeps } from "./loop/run.ts";
+import { acquireLease } from "./loop/transitions.ts";
 
-const NOT_RUNNABLE = new Set(["CHTRN", "CHARC", "CHNTF", "CHLSD"]);
-
-interface Fence {
-  runner_id: string;
-  history_version: string;
-  generation_attempt: string;
+/** Runs the chat until there is nothing more for this job to do. Returns the outcome of each lease it held. */
+export async function runChat(deps: RuntimeDeps, chatId: string): Promise<RunOutcome[]> {
+  const outcomes: RunOutcome[] = [];
+  for (;;) {
+    if (deps.stopping()) return outcomes;
+    const fence = await acquireLease(deps.pool, chatId, deps.workerId);
+    if (fence == null) return outcomes;
+    deps.stats.acquired += 1;
+    if (outcomes.length > 0) deps.stats.reacquiredInJob += 1;
+    const settings = await loadSettings(deps.pool);
+    const outcome = await runWithLease(deps, fence, settings);
+    outcomes.push(outcome);
+    if (outcome !== "promoted") return outcomes;
+  }
 }
 
-export function makeChatRunTask(deps: { pool: pg.Pool; workerId: string; log: Logger }): Task {
+export function makeChatRunTask(deps: RuntimeDeps): Task {
   return async (payload) => {
     const chatId = (payload as { chat_id?: unknown }).chat_id;
     if (typeof chatId !== "string") return;
-    let fence: Fence;
-    try {
-      const { rows } = await deps.pool.query<Fence>("select * from chat_private.acquire_lease($1, $2)", [chatId, deps.workerId]);
-      fence = rows[0]!;
-    } catch (error) {
-      if (NOT_RUNNABLE.has((error as { code?: string }).code ?? "")) return;
-      throw error;
-    }
-    const log = deps.log.child({ chat_id: chatId, runner_id: fence.runner_id });
-    const args = [chatId, fence.runner_id, fence.history_version, fence.generation_attempt];
-    const { rows } = await deps.pool.query<{ status: string }>("select status from chat_public.chats where id = $1", [chatId]);
-    if (rows[0]?.status === "interrupting") {
-      await deps.pool.query("select chat_private.finish_interruption($1, $2, $3, $4)", args);
-      log.info("interruption finished");
-      return;
-    }
-    await deps.pool.query("select chat_private.finish_error($1, $2, $3, $4, $5, $6)",
-      [...args, "runtime_unavailable", "this chatd build has no agent runtime yet"]);
-    log.warn("turn ended: no agent runtime in this build");
+    await runChat(deps, chatId);
   };
 }

@@ -4,41 +4,85 @@ import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { Logger as WorkerLogger, run, type Runner, type TaskList } from "graphile-worker";
 import pg from "pg";
+import { projectRoot } from "../src/db/database.ts";
 import type { Logger } from "../src/log.ts";
+import { configureProvidersFromEnv } from "../src/providers/configure.ts";
+import type { ModelRuntime } from "../src/providers/index.ts";
+import { defaultWorkspacesRoot, ensureDemoWorkspace } from "../src/tools/index.ts";
 import { makeChatRunTask } from "./chat-run.ts";
+import { parseFaults, type Faults } from "./faults.ts";
+import { ChatListener } from "./loop/listener.ts";
+import type { RuntimeDeps, RuntimeStats, StopReason } from "./loop/run.ts";
 import { makeDeadlineTask } from "./requires-action-deadline.ts";
 
 export interface WorkerOptions {
   databaseUrl: string;
   logger: Logger;
   concurrency?: number;
+  /** Lease sweep interval (default 10 s). */
   sweepIntervalMs?: number;
+  /** Graphile Worker's poll interval for future jobs (new jobs arrive by LISTEN regardless). */
+  pollIntervalMs?: number;
+  /** Where chat workspaces live (default: CHATD_WORKSPACES_ROOT, else .chatd/workspaces). */
+  workspacesRoot?: string;
+  /** Fault-injection points (tests); default: CHATD_FAULTS. */
+  faults?: Faults | string;
+  /** Start-up setup: model configs from provider environment variables and the demo workspace (default true). */
+  setup?: boolean;
+  /** Test hook: replaces fetch for provider requests. */
+  modelRuntime?: ModelRuntime;
+  toolTimeoutMs?: number;
 }
 
 export interface RunningWorker {
   workerId: string;
+  stats: RuntimeStats;
+  /** Runs one lease sweep now (tests; the interval runs it anyway). */
+  sweep(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: (options.concurrency ?? 4) + 2 });
+  const concurrency = options.concurrency ?? 4;
+  // Task queries + deltas + heartbeats share the pool; Graphile Worker takes a few of its own.
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: concurrency * 3 + 4 });
   const log = options.logger.child({ worker_id: workerId });
   pool.on("error", (error) => log.error({ err: error }, "idle database connection failed"));
+  // A checked-out client whose connection drops must not crash the process; the query in flight fails instead.
+  pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "database connection failed")));
+  const workspacesRoot = options.workspacesRoot ?? defaultWorkspacesRoot(projectRoot);
+  if (options.setup !== false) {
+    const { configured, defaultId } = await configureProvidersFromEnv(pool);
+    log.info({ configured, default_model_config: defaultId }, defaultId === "scripted"
+      ? "no provider credentials: the scripted provider (deterministic, not a real model) is the default"
+      : "model configs from the environment");
+    await ensureDemoWorkspace(workspacesRoot);
+  }
+  const listener = new ChatListener(options.databaseUrl, log);
+  const runs = new Set<(reason: StopReason) => void>();
+  let stopping = false;
+  const stats: RuntimeStats = { acquired: 0, reacquiredInJob: 0, turnsFinished: 0 };
+  const faults = typeof options.faults === "object" ? options.faults : parseFaults(options.faults ?? process.env.CHATD_FAULTS);
+  const deps: RuntimeDeps = {
+    pool, workerId, log, workspacesRoot, faults, listener, runs, stats, stopping: () => stopping,
+    ...(options.modelRuntime != null ? { modelRuntime: options.modelRuntime } : {}),
+    ...(options.toolTimeoutMs != null ? { toolTimeoutMs: options.toolTimeoutMs } : {}),
+  };
   const workerLogger = new WorkerLogger((scope) => (level, message, meta) => {
     const child = log.child({ component: "graphile-worker", job_id: scope.jobId, task: scope.taskIdentifier });
     const method = level === "error" ? "error" : level === "warning" ? "warn" : level === "debug" ? "debug" : "info";
     child[method](meta ?? {}, message);
   });
   const taskList: TaskList = {
-    chat_run: makeChatRunTask({ pool, workerId, log }),
+    chat_run: makeChatRunTask(deps),
     chat_requires_action_deadline: makeDeadlineTask({ pool, log }),
   };
   const runner: Runner = await run({
     pgPool: pool,
-    concurrency: options.concurrency ?? 4,
+    concurrency,
     noHandleSignals: true,
-    pollInterval: 1000,
+    pollInterval: options.pollIntervalMs ?? 1000,
     logger: workerLogger,
     parsedCronItems: [],
     taskList,
@@ -56,9 +100,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   log.info("worker started");
   return {
     workerId,
+    stats,
+    sweep,
     async stop() {
+      if (stopping) return;
+      stopping = true;
       clearInterval(timer);
+      // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
+      for (const abort of runs) abort("shutdown");
       await runner.stop();
+      // ... and the chats it released are handed to the remaining workers now, not at their next sweep.
+      await sweep();
+      await listener.close();
       await pool.end();
       log.info("worker stopped");
     },

@@ -1,0 +1,138 @@
+// The tools a chat is offered and how one call runs: argument parsing (raw JSON text from the provider),
+// timeout, output cap. Workspace tools need the chat's workspace; dynamic tools are the chat's declared client
+// tools and are never executed here.
+import { realpath } from "node:fs/promises";
+import { join } from "node:path";
+import type { JSONObject, ToolSpec } from "../providers/index.ts";
+import { ToolError, type ToolDefinition, type ToolOutput } from "./types.ts";
+import { workspaceTools } from "./workspace.ts";
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const OUTPUT_CAP_BYTES = 64 * 1024;
+/** The finalizer is added by the structured-output runtime, never offered as an ordinary tool. */
+export const RESERVED_TOOL_NAMES = new Set(["coder_structured_output"]);
+
+export interface DynamicToolDeclaration {
+  name: string;
+  description?: string;
+  input_schema?: JSONObject;
+}
+
+export interface ChatTools {
+  specs: ToolSpec[];
+  byName: Map<string, ToolDefinition>;
+}
+
+/** Workspace tools when the chat has a workspace; then the client's dynamic tools (a dynamic name shadows a
+ * workspace tool: the client declared it explicitly). */
+export function toolsForChat(chat: { workspace: string | null; dynamicTools: DynamicToolDeclaration[] }): ChatTools {
+  const byName = new Map<string, ToolDefinition>();
+  if (chat.workspace != null) for (const tool of workspaceTools) byName.set(tool.name, tool);
+  for (const declared of chat.dynamicTools) {
+    if (RESERVED_TOOL_NAMES.has(declared.name)) continue;
+    byName.set(declared.name, {
+      name: declared.name,
+      description: declared.description ?? "",
+      inputSchema: declared.input_schema ?? { type: "object" },
+      kind: "dynamic",
+    });
+  }
+  const specs: ToolSpec[] = [...byName.values()].map((tool) => ({
+    name: tool.name,
+    ...(tool.description !== "" ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+  }));
+  return { specs, byName };
+}
+
+/** The folder of a chat's workspace: `<root>/<name>` (the name was validated as a plain folder name in SQL). */
+export function workspaceFolder(workspacesRoot: string, name: string): string {
+  return join(workspacesRoot, name);
+}
+
+export type ParsedArgs = { ok: true; value: JSONObject } | { ok: false; error: string };
+
+/** Provider argument text → an object. Never throws: bad text becomes a tool error for the model to fix. */
+export function parseToolArgs(raw: string): ParsedArgs {
+  if (raw.trim() === "") return { ok: true, value: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return { ok: false, error: "the tool arguments are not valid JSON" };
+  }
+  if (value == null || typeof value !== "object" || Array.isArray(value)) {
+    return { ok: false, error: "the tool arguments must be a JSON object" };
+  }
+  return { ok: true, value: value as JSONObject };
+}
+
+function utf8Prefix(text: string, bytes: number): string {
+  const buffer = Buffer.from(text, "utf8");
+  if (buffer.length <= bytes) return text;
+  // Decoding a cut buffer replaces a split character instead of failing; drop that replacement.
+  return buffer.subarray(0, bytes).toString("utf8").replace(/\uFFFD$/, "");
+}
+
+/** Bounds what goes back into history and the next prompt; the note tells the model it saw a part only. */
+export function capOutput(output: ToolOutput, capBytes = OUTPUT_CAP_BYTES): ToolOutput {
+  const text = typeof output.result === "string" ? output.result : JSON.stringify(output.result);
+  if (Buffer.byteLength(text, "utf8") <= capBytes) return output;
+  const note = `\n[truncated: the tool output had ${Buffer.byteLength(text, "utf8")} bytes; showing the first ${capBytes}]`;
+  return { result: utf8Prefix(text, capBytes) + note, isError: output.isError };
+}
+
+function errorOutput(message: string): ToolOutput {
+  return { result: { error: message }, isError: true };
+}
+
+export interface ExecuteOptions {
+  workspacesRoot: string;
+  workspace: string | null;
+  signal: AbortSignal;
+  timeoutMs?: number;
+  outputCapBytes?: number;
+}
+
+/** Runs one local tool call. Tool failures (bad arguments, escapes, timeouts) are results, never exceptions. */
+export async function executeTool(tool: ToolDefinition, rawArgs: string, options: ExecuteOptions): Promise<ToolOutput> {
+  if (tool.execute == null) return errorOutput(`${tool.name} is not executed by the server`);
+  const parsed = parseToolArgs(rawArgs);
+  if (!parsed.ok) return errorOutput(parsed.error);
+  if (tool.kind === "workspace" && options.workspace == null) return errorOutput("this chat has no workspace");
+  const timeoutMs = tool.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(options.signal.reason);
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    let workspaceRoot = "";
+    if (tool.kind === "workspace" && options.workspace != null) {
+      try {
+        workspaceRoot = await realpath(workspaceFolder(options.workspacesRoot, options.workspace));
+      } catch {
+        return errorOutput("the chat's workspace folder does not exist");
+      }
+    }
+    const stopped = new Promise<ToolOutput>((resolve) => {
+      timer = setTimeout(() => {
+        // Resolve first: the abort listener below would otherwise report a plain cancellation.
+        resolve(errorOutput(`the tool timed out after ${timeoutMs} ms`));
+        controller.abort();
+      }, timeoutMs);
+      if (controller.signal.aborted) resolve(errorOutput("the tool was cancelled"));
+      controller.signal.addEventListener("abort", () => resolve(errorOutput("the tool was cancelled")), { once: true });
+    });
+    const run = tool.execute(parsed.value, { workspaceRoot, signal: controller.signal });
+    return capOutput(await Promise.race([run, stopped]), options.outputCapBytes);
+  } catch (error) {
+    if (error instanceof ToolError) return errorOutput(error.message);
+    const code = (error as { code?: unknown }).code;
+    // File-system errors are reported by code only: their messages carry absolute host paths.
+    return errorOutput(typeof code === "string" ? `the tool failed (${code})` : "the tool failed");
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener("abort", onAbort);
+  }
+}
+

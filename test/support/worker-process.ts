@@ -1,0 +1,19 @@
+// A worker process for kill tests: starts the real worker on DATABASE_URL with short test intervals, and stops
+// gracefully on SIGTERM. Fault points come from CHATD_FAULTS (worker/faults.ts).
+import { pino } from "pino";
+import { startWorker } from "../../worker/index.ts";
+
+const url = process.env.DATABASE_URL;
+if (url == null) throw new Error("DATABASE_URL is required");
+const worker = await startWorker({
+  databaseUrl: url,
+  logger: pino({ level: process.env.CHATD_TEST_LOG || "silent" }),
+  setup: false,
+  sweepIntervalMs: Number(process.env.CHATD_SWEEP_INTERVAL_MS ?? 200),
+  pollIntervalMs: 200,
+  concurrency: 2,
+  ...(process.env.CHATD_WORKSPACES_ROOT != null ? { workspacesRoot: process.env.CHATD_WORKSPACES_ROOT } : {}),
+});
+process.on("SIGTERM", () => {
+  void worker.stop().then(() => process.exit(0));
+});

@@ -1,0 +1,33 @@
+// Named fault-injection points for kill and recovery tests (notes: DBOS debug trigger points). Inert unless
+// configured, through CHATD_FAULTS or WorkerOptions.faults: `point:action[,point:action]`, e.g.
+// `after_assistant_commit:exit`. Actions: `exit` (process.exit(137), like a SIGKILL mid-step), `hang` (never
+// returns: the lease expires while the process lives on), `throw` (an unexpected error in the task).
+
+export const FAULT_POINTS = ["provider_stream", "after_assistant_commit", "during_tool_execution"] as const;
+export type FaultPoint = (typeof FAULT_POINTS)[number];
+export type FaultAction = "exit" | "hang" | "throw";
+export type Faults = Partial<Record<FaultPoint, FaultAction>>;
+
+export function parseFaults(spec: string | undefined): Faults {
+  const faults: Faults = {};
+  for (const item of (spec ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+    const [point, action] = item.split(":");
+    if (!(FAULT_POINTS as readonly string[]).includes(point ?? "") || !["exit", "hang", "throw"].includes(action ?? "")) {
+      throw new Error(`CHATD_FAULTS: unknown fault "${item}" (points: ${FAULT_POINTS.join(", ")}; actions: exit, hang, throw)`);
+    }
+    faults[point as FaultPoint] = action as FaultAction;
+  }
+  return faults;
+}
+
+/** Fires the configured action at `point`; a no-op (synchronous) when none is configured. */
+export function fault(faults: Faults, point: FaultPoint): void | Promise<never> {
+  const action = faults[point];
+  if (action == null) return;
+  if (action === "exit") {
+    process.stderr.write(`chatd fault injection: exiting at ${point}\n`);
+    process.exit(137);
+  }
+  if (action === "throw") throw new Error(`chatd fault injection: ${point}`);
+  return new Promise<never>(() => {});
+}

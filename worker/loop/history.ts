@@ -1,0 +1,191 @@
+// What the next step needs, read in one snapshot: the chat, its open turn, and the model-visible history turned
+// into a provider prompt. It also answers "where is this turn?": calls of the last assistant step that still
+// wait for a result (a worker may have crashed between the assistant commit and the tool results), or a final
+// assistant answer whose turn was never finished.
+import type pg from "pg";
+import type {
+  AssistantPart,
+  ChatMessage,
+  ChatPrompt,
+  JSONObject,
+  JSONValue,
+  ReplayMetadata,
+  TextPart,
+  ToolResultPart,
+} from "../../src/providers/index.ts";
+import type { DynamicToolDeclaration } from "../../src/tools/index.ts";
+
+export interface ChatInfo {
+  id: string;
+  status: string;
+  modelConfigId: string;
+  workspace: string | null;
+  dynamicTools: DynamicToolDeclaration[];
+  planMode: boolean;
+}
+
+export interface PendingCall {
+  tool_call_id: string;
+  tool_name: string;
+  args: string;
+}
+
+export interface TurnState {
+  chat: ChatInfo;
+  prompt: ChatPrompt;
+  /** Calls of this turn's last assistant step without a result yet. */
+  pending: PendingCall[];
+  /** The turn's last model-visible row is a final assistant answer (finish_turn was not reached). */
+  answered: boolean;
+  steps: number;
+  /** A structured request of this turn that is still pending. */
+  structuredRequestPending: boolean;
+}
+
+interface Row {
+  id: string;
+  role: ChatMessage["role"];
+  content: StoredPart[];
+  provider_metadata: { parts?: Record<string, ReplayMetadata>; args_raw?: Record<string, string> } | null;
+  finish: { continue?: boolean } | null;
+}
+
+type StoredPart = { type: string; [key: string]: unknown };
+
+function textParts(content: StoredPart[]): TextPart[] {
+  return content.filter((p) => p.type === "text" && typeof p.text === "string").map((p) => ({ type: "text", text: p.text as string }));
+}
+
+function toolResult(p: StoredPart): ToolResultPart {
+  return {
+    type: "tool-result",
+    tool_call_id: String(p.tool_call_id),
+    tool_name: String(p.tool_name),
+    result: (p.result ?? null) as JSONValue,
+    is_error: p.is_error === true,
+    ...(p.provider_executed === true ? { provider_executed: true } : {}),
+  };
+}
+
+function assistantParts(row: Row): AssistantPart[] {
+  const parts: AssistantPart[] = [];
+  row.content.forEach((p, index) => {
+    const replay = row.provider_metadata?.parts?.[String(index)];
+    const withReplay = replay != null ? { replay } : {};
+    if ((p.type === "text" || p.type === "reasoning") && typeof p.text === "string") {
+      parts.push({ type: p.type, text: p.text, ...withReplay });
+    } else if (p.type === "tool-call") {
+      // The exact provider text when it was kept (jsonb may reorder keys); else the stored value.
+      const raw = row.provider_metadata?.args_raw?.[String(index)];
+      parts.push({
+        type: "tool-call",
+        tool_call_id: String(p.tool_call_id),
+        tool_name: String(p.tool_name),
+        args: raw ?? JSON.stringify(p.args ?? {}),
+        ...(p.provider_executed === true ? { provider_executed: true } : {}),
+        ...withReplay,
+      });
+    } else if (p.type === "tool-result") {
+      parts.push({ ...toolResult(p), ...withReplay });
+    }
+  });
+  return parts;
+}
+
+const UNANSWERED = "the call was not executed (the turn ended before it ran)";
+
+export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<TurnState> {
+  const client = await pool.connect();
+  try {
+    // One snapshot, so the history, the turn and the chat agree with each other.
+    await client.query("begin isolation level repeatable read read only");
+    const chatResult = await client.query<{ id: string; status: string; model_config_id: string; workspace: string | null;
+      dynamic_tools: DynamicToolDeclaration[]; plan_mode: boolean }>(
+      "select id, status::text, model_config_id, workspace, dynamic_tools, plan_mode from chat_public.chats where id = $1", [chatId]);
+    const c = chatResult.rows[0];
+    if (c == null) throw Object.assign(new Error("chat not found"), { code: "CHNTF" });
+    const turnResult = await client.query<{ input_message_id: string | null; steps: number; pending: boolean }>(
+      `select t.input_message_id, t.steps, coalesce(r.status = 'pending', false) as pending
+       from chat_private.turn_progress t
+       left join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
+       where t.chat_id = $1 and t.finished_at is null`, [chatId]);
+    const rows = (await client.query<Row>(
+      `select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
+       from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
+       where m.chat_id = $1 and not m.deleted and not m.compressed and m.visibility in ('model', 'both')
+         and m.kind <> 'receipt'
+       order by m.id`, [chatId])).rows;
+    await client.query("commit");
+    const turn = turnResult.rows[0];
+    const turnStart = turn?.input_message_id != null ? BigInt(turn.input_message_id) : 0n;
+    return {
+      chat: {
+        id: c.id, status: c.status, modelConfigId: c.model_config_id, workspace: c.workspace,
+        dynamicTools: c.dynamic_tools, planMode: c.plan_mode,
+      },
+      ...assemble(rows, turnStart),
+      steps: turn?.steps ?? 0,
+      structuredRequestPending: turn?.pending === true,
+    };
+  } catch (error) {
+    await client.query("rollback").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** History rows → prompt. Unanswered calls of earlier turns get a synthetic error result (providers refuse a
+ * dangling call); those of the current turn are returned as pending work instead. */
+export function assemble(rows: Row[], turnStart: bigint): { prompt: ChatPrompt; pending: PendingCall[]; answered: boolean } {
+  const prompt: ChatPrompt = [];
+  const answeredIds = new Set<string>();
+  for (const row of rows) {
+    for (const p of row.content) if (p.type === "tool-result") answeredIds.add(String(p.tool_call_id));
+  }
+  let pending: PendingCall[] = [];
+  let answered = false;
+  for (const row of rows) {
+    const inTurn = BigInt(row.id) >= turnStart;
+    switch (row.role) {
+      case "system":
+      case "user": {
+        const content = textParts(row.content);
+        if (content.length > 0) prompt.push({ role: row.role, content });
+        if (inTurn) {
+          pending = [];
+          answered = false;
+        }
+        break;
+      }
+      case "assistant": {
+        const content = assistantParts(row);
+        const open = content.filter((p): p is Extract<AssistantPart, { type: "tool-call" }> =>
+          p.type === "tool-call" && p.provider_executed !== true && !answeredIds.has(p.tool_call_id));
+        prompt.push({ role: "assistant", content });
+        if (inTurn) {
+          pending = open.map((p) => ({ tool_call_id: p.tool_call_id, tool_name: p.tool_name, args: p.args }));
+          const anyCall = content.some((p) => p.type === "tool-call" && p.provider_executed !== true);
+          answered = !anyCall && row.finish?.continue !== true;
+        } else if (open.length > 0) {
+          prompt.push({ role: "tool", content: open.map((p) => ({
+            type: "tool-result", tool_call_id: p.tool_call_id, tool_name: p.tool_name,
+            result: { error: UNANSWERED } as JSONObject, is_error: true,
+          })) });
+        }
+        break;
+      }
+      case "tool": {
+        const content = row.content.filter((p) => p.type === "tool-result").map(toolResult);
+        if (content.length > 0) prompt.push({ role: "tool", content });
+        if (inTurn) {
+          const ids = new Set(content.map((p) => p.tool_call_id));
+          pending = pending.filter((p) => !ids.has(p.tool_call_id));
+          answered = false;
+        }
+        break;
+      }
+    }
+  }
+  return { prompt, pending, answered };
+}

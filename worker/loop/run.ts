@@ -1,0 +1,271 @@
+// One runner's pass over a chat it holds the lease for: model steps, local tools, then pause (client tools),
+// finish, or interruption. Every write is one fenced transition (transitions.ts); a stop for any reason other
+// than an interrupt (lease lost, fence lost, shutdown) writes nothing more.
+//
+// Transactions per step: the assistant commit, plus one commit for the batch's local tool results; a final
+// answer is followed by finish_turn. History is re-read (one read-only snapshot) before each model step.
+import type pg from "pg";
+import type { Logger } from "../../src/log.ts";
+import type { ModelConfig, ModelRuntime, StepResult } from "../../src/providers/index.ts";
+import { executeTool, parseToolArgs, toolsForChat, type ChatTools } from "../../src/tools/index.ts";
+import { fault, type Faults } from "../faults.ts";
+import { buildAssistantStep } from "./assistant.ts";
+import { loadModelConfig, type RuntimeSettings } from "./config.ts";
+import { loadTurnState, type PendingCall, type TurnState } from "./history.ts";
+import type { ChatListener } from "./listener.ts";
+import { streamWithRetry } from "./retry.ts";
+import { structuredOutcome } from "./structured-placeholder.ts";
+import { sqlState, Transitions, type Fence, type StoredMessage } from "./transitions.ts";
+
+export interface RuntimeDeps {
+  pool: pg.Pool;
+  workerId: string;
+  log: Logger;
+  workspacesRoot: string;
+  faults: Faults;
+  listener: ChatListener;
+  /** Abort functions of the runs in progress (graceful shutdown aborts them). */
+  runs: Set<(reason: StopReason) => void>;
+  stopping: () => boolean;
+  stats: RuntimeStats;
+  modelRuntime?: ModelRuntime;
+  toolTimeoutMs?: number;
+}
+
+export interface RuntimeStats {
+  acquired: number;
+  /** Turns started by re-acquiring in the job that finished the previous turn (no job hop). */
+  reacquiredInJob: number;
+  turnsFinished: number;
+}
+
+/** interrupt: the client asked to stop (write the partial output); the others: write nothing. */
+export type StopReason = "interrupt" | "lost" | "shutdown";
+/** promoted: the turn ended and the queue head started a new one (status stays running). */
+export type RunOutcome = "finished" | "promoted" | "paused" | "failed" | "lost" | "released";
+
+export async function runWithLease(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings): Promise<RunOutcome> {
+  return new ChatRun(deps, fence, settings).run();
+}
+
+class ChatRun {
+  private readonly deps: RuntimeDeps;
+  private readonly tx: Transitions;
+  private readonly settings: RuntimeSettings;
+  private readonly controller = new AbortController();
+  private readonly log: Logger;
+  private stopReason: StopReason | undefined;
+  private streaming = false;
+  private config: ModelConfig | null | undefined;
+
+  constructor(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings) {
+    this.deps = deps;
+    this.tx = new Transitions(deps.pool, fence);
+    this.settings = settings;
+    this.log = deps.log.child({ chat_id: fence.chatId, runner_id: fence.runnerId });
+  }
+
+  private stop = (reason: StopReason): void => {
+    // A lost lease outranks an interrupt: without the lease nothing may be written.
+    if (this.stopReason == null || reason === "lost") this.stopReason = reason;
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  };
+
+  async run(): Promise<RunOutcome> {
+    const chatId = this.tx.fence.chatId;
+    this.deps.runs.add(this.stop);
+    let unsubscribe: (() => Promise<void>) | undefined;
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    try {
+      unsubscribe = await this.deps.listener.subscribe(chatId, (n) => {
+        if (n.status === "interrupting") this.stop("interrupt");
+        // History changed under a running stream (an edit): the commit would be fenced, so stop early. Only a
+        // newer version counts; a late notification of this runner's own commit carries an older one.
+        else if (this.streaming && n.history_version != null && BigInt(n.history_version) > BigInt(this.tx.fence.historyVersion)) {
+          this.stop("lost");
+        }
+      });
+      heartbeat = setInterval(() => void this.beat(), Math.max(100, (this.settings.leaseSeconds * 1000) / 3));
+      return await this.loop();
+    } catch (error) {
+      const code = sqlState(error);
+      if (code === "CHFNC") {
+        this.log.info("fence lost; this runner stops without writing");
+        return "lost";
+      }
+      if (code === "CHTRN") return await this.afterRefusal();
+      // Unexpected: keep the lease so that it expires and the sweep counts a recovery (bounded), instead of
+      // releasing it and retrying a deterministic failure forever.
+      throw error;
+    } finally {
+      clearInterval(heartbeat);
+      this.deps.runs.delete(this.stop);
+      await unsubscribe?.().catch(() => undefined);
+    }
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      const hb = await this.tx.heartbeat(this.settings.leaseSeconds);
+      if (!hb.renewed) this.stop("lost");
+      else if (hb.status === "interrupting") this.stop("interrupt");
+    } catch (error) {
+      this.log.warn({ err: error }, "lease renewal failed; abandoning the step");
+      this.stop("lost");
+    }
+  }
+
+  /** A transition refused because the chat's state moved (an interrupt arrived between our checks). */
+  private async afterRefusal(): Promise<RunOutcome> {
+    const state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+    if (state.chat.status === "interrupting" && this.stopReason !== "lost") return this.interrupted([]);
+    return "lost";
+  }
+
+  private async stopped(): Promise<RunOutcome> {
+    if (this.stopReason === "shutdown") {
+      await this.tx.release().catch(() => undefined);
+      this.log.info("shutdown: step abandoned, lease released");
+      return "released";
+    }
+    this.log.info("lease or fence lost; this runner stops without writing");
+    return "lost";
+  }
+
+  private async loop(): Promise<RunOutcome> {
+    let state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+    for (;;) {
+      if (state.chat.status === "interrupting" || this.stopReason === "interrupt") {
+        return this.interrupted(cancellations(state.pending));
+      }
+      if (this.stopReason != null) return this.stopped();
+      const tools = toolsForChat(state.chat);
+      // Calls of a committed step that have no result yet: this runner's own, or a crashed runner's.
+      if (state.pending.length > 0) {
+        const outcome = await this.answerCalls(state.pending, tools, state.chat.workspace);
+        if (outcome != null) return outcome;
+        state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+        continue;
+      }
+      if (state.answered) return this.finish(state);
+      if (state.steps >= this.settings.maxStepsPerTurn) {
+        this.log.warn({ steps: state.steps }, "step limit reached; finishing the turn");
+        return this.finish(state);
+      }
+      const step = await this.modelStep(state, tools);
+      if (step != null) return step;
+      state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+    }
+  }
+
+  /** Streams, commits the assistant step; returns an outcome when the run ends here, null to go on. */
+  private async modelStep(state: TurnState, tools: ChatTools): Promise<RunOutcome | null> {
+    if (this.config === undefined) this.config = await loadModelConfig(this.deps.pool, state.chat.modelConfigId);
+    if (this.config == null) {
+      await this.tx.finishError("configuration_error", "the chat's model configuration is missing or disabled");
+      return "failed";
+    }
+    this.streaming = true;
+    let attempt;
+    try {
+      attempt = await streamWithRetry({
+        pool: this.deps.pool, log: this.log, config: this.config, runtime: this.deps.modelRuntime ?? {},
+        request: { prompt: state.prompt, tools: tools.specs }, settings: this.settings, tx: this.tx,
+        signal: this.controller.signal, faults: this.deps.faults,
+      });
+    } finally {
+      this.streaming = false;
+    }
+    const { result, attempts, retried } = attempt;
+    if (this.stopReason === "interrupt") return this.interrupted([], result);
+    if (this.stopReason != null) return this.stopped();
+    if (result.finish === "error" || (result.finish === "interrupted" && result.error != null)) {
+      return this.failStep(result, attempts);
+    }
+    const built = buildAssistantStep(result, { attempts });
+    await this.tx.commitStep([built.message], { steps: 1 });
+    if (retried) await this.tx.recordRetryState(null);
+    await fault(this.deps.faults, "after_assistant_commit");
+    if (built.calls.length === 0 && !result.pauseTurn) return this.finish(state);
+    if (built.calls.length > 0) return this.answerCalls(built.calls, tools, state.chat.workspace);
+    return null;
+  }
+
+  private async failStep(result: StepResult, attempts: number): Promise<RunOutcome> {
+    const built = buildAssistantStep(result, { attempts });
+    await this.tx.commitStep([built.message]);
+    const error = result.error!;
+    const message = attempts > 1 ? `${error.message}; gave up after ${attempts} attempts` : error.message;
+    await this.tx.finishError(error.kind === "configuration_error" ? "configuration_error" : "provider_error", message);
+    this.log.warn({ kind: error.kind, status: error.status, attempts }, "step failed; turn ended with an error");
+    return "failed";
+  }
+
+  /** Runs local calls and commits their results; pauses for client (dynamic) calls. Null: continue the loop. */
+  private async answerCalls(calls: PendingCall[], tools: ChatTools, workspace: string | null): Promise<RunOutcome | null> {
+    const dynamic: { tool_call_id: string; tool_name: string; args: unknown }[] = [];
+    const results: object[] = [];
+    let faulted = false;
+    for (const call of calls) {
+      const tool = tools.byName.get(call.tool_name);
+      const parsed = parseToolArgs(call.args);
+      if (tool?.kind === "dynamic" && parsed.ok) {
+        dynamic.push({ tool_call_id: call.tool_call_id, tool_name: call.tool_name, args: parsed.value });
+        continue;
+      }
+      if (this.stopReason != null) break;
+      if (!faulted && tool?.kind === "workspace") {
+        faulted = true;
+        await fault(this.deps.faults, "during_tool_execution");
+      }
+      const output = tool == null
+        ? { result: { error: `unknown tool: ${call.tool_name}` }, isError: true }
+        : await executeTool(tool, call.args, {
+          workspacesRoot: this.deps.workspacesRoot, workspace,
+          signal: this.controller.signal, ...(this.deps.toolTimeoutMs != null ? { timeoutMs: this.deps.toolTimeoutMs } : {}),
+        });
+      results.push({ type: "tool-result", tool_call_id: call.tool_call_id, tool_name: call.tool_name,
+        result: output.result, is_error: output.isError, provider_executed: false });
+    }
+    if (this.stopReason === "interrupt") {
+      // Answer every call of the batch (results so far, cancellations for the rest) so history stays well formed.
+      const answered = new Set(results.map((r) => (r as { tool_call_id: string }).tool_call_id));
+      const rest = cancellations(calls.filter((call) => !answered.has(call.tool_call_id)));
+      return this.interrupted([{ role: "tool", content: [...results, ...(rest[0]?.content ?? [])] }]);
+    }
+    if (this.stopReason != null) return this.stopped();
+    if (results.length > 0) await this.tx.commitStep([{ role: "tool", content: results }]);
+    if (dynamic.length > 0) {
+      await this.tx.enterRequiresAction(dynamic);
+      this.log.info({ calls: dynamic.length }, "waiting for client tool results");
+      return "paused";
+    }
+    return null;
+  }
+
+  private async finish(state: TurnState): Promise<RunOutcome> {
+    const status = await this.tx.finishTurn(structuredOutcome(state));
+    this.deps.stats.turnsFinished += 1;
+    this.log.info({ status }, "turn finished");
+    return status === "running" ? "promoted" : "finished";
+  }
+
+  private async interrupted(messages: StoredMessage[], result?: StepResult): Promise<RunOutcome> {
+    const partial: StoredMessage[] = [];
+    if (result != null) {
+      const built = buildAssistantStep(result, { attempts: 1, interrupted: true });
+      if (!built.empty) partial.push(built.message);
+    }
+    partial.push(...messages);
+    const status = await this.tx.finishInterruption(partial);
+    this.log.info({ status }, "interruption finished");
+    return status === "running" ? "promoted" : "finished";
+  }
+}
+
+/** Synthetic results for calls an interrupt leaves unexecuted. */
+function cancellations(calls: PendingCall[]): StoredMessage[] {
+  if (calls.length === 0) return [];
+  return [{ role: "tool", content: calls.map((call) => ({ type: "tool-result", tool_call_id: call.tool_call_id,
+    tool_name: call.tool_name, result: { error: "canceled: the user interrupted" }, is_error: true, provider_executed: false })) }];
+}

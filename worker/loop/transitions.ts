@@ -1,0 +1,118 @@
+// The worker's side of the SQL state machine: each method is one fenced transition (one round trip, one
+// transaction). The fence moves forward with every commit that returns a new one; a lost fence raises CHFNC,
+// which the loop treats as "stop without writing".
+import type pg from "pg";
+
+export interface Fence {
+  chatId: string;
+  runnerId: string;
+  historyVersion: string;
+  generationAttempt: string;
+}
+
+interface FenceRow {
+  runner_id: string;
+  history_version: string;
+  generation_attempt: string;
+}
+
+export function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** acquire_lease outcomes that mean "another runner has it, or there is nothing to run". */
+export const NOTHING_TO_RUN = new Set(["CHLSD", "CHTRN", "CHARC", "CHNTF"]);
+
+/** Takes the lease with a fresh runner id; null when there is nothing for this job to do. */
+export async function acquireLease(pool: pg.Pool, chatId: string, workerId: string): Promise<Fence | null> {
+  try {
+    const { rows } = await pool.query<FenceRow>("select * from chat_private.acquire_lease($1, $2)", [chatId, workerId]);
+    const row = rows[0]!;
+    return { chatId, runnerId: row.runner_id, historyVersion: row.history_version, generationAttempt: row.generation_attempt };
+  } catch (error) {
+    if (NOTHING_TO_RUN.has(sqlState(error) ?? "")) return null;
+    throw error;
+  }
+}
+
+export interface StoredMessage {
+  role: "assistant" | "tool";
+  content: unknown[];
+  visibility?: "user" | "model" | "both";
+  usage?: unknown;
+  internals?: { provider_metadata?: unknown; finish?: unknown };
+}
+
+export interface Heartbeat {
+  renewed: boolean;
+  status: string | null;
+  historyVersion: string | null;
+}
+
+export class Transitions {
+  readonly pool: pg.Pool;
+  fence: Fence;
+
+  constructor(pool: pg.Pool, fence: Fence) {
+    this.pool = pool;
+    this.fence = fence;
+  }
+
+  private args(): unknown[] {
+    const f = this.fence;
+    return [f.chatId, f.runnerId, f.historyVersion, f.generationAttempt];
+  }
+
+  private advance(row: FenceRow | undefined): void {
+    if (row == null || row.runner_id == null) return;
+    this.fence = { ...this.fence, historyVersion: row.history_version, generationAttempt: row.generation_attempt };
+  }
+
+  async commitStep(messages: StoredMessage[], progress: object = {}): Promise<void> {
+    const { rows } = await this.pool.query<FenceRow>("select * from chat_private.commit_step($1, $2, $3, $4, $5, $6)",
+      [...this.args(), JSON.stringify(messages), JSON.stringify(progress)]);
+    this.advance(rows[0]);
+  }
+
+  async enterRequiresAction(calls: { tool_call_id: string; tool_name: string; args: unknown }[]): Promise<void> {
+    await this.pool.query("select chat_private.enter_requires_action($1, $2, $3, $4, $5)", [...this.args(), JSON.stringify(calls)]);
+  }
+
+  /** Returns the chat's new status: `running` when the queue head was promoted into a new turn. */
+  async finishTurn(outcome: object | null): Promise<string> {
+    const { rows } = await this.pool.query<{ status: string }>("select chat_private.finish_turn($1, $2, $3, $4, $5) as status",
+      [...this.args(), outcome == null ? null : JSON.stringify(outcome)]);
+    return rows[0]!.status;
+  }
+
+  async finishError(kind: string, message: string): Promise<void> {
+    await this.pool.query("select chat_private.finish_error($1, $2, $3, $4, $5, $6)", [...this.args(), kind, message]);
+  }
+
+  async finishInterruption(partial: StoredMessage[]): Promise<string> {
+    const { rows } = await this.pool.query<{ status: string }>(
+      "select chat_private.finish_interruption($1, $2, $3, $4, $5) as status", [...this.args(), JSON.stringify(partial)]);
+    return rows[0]!.status;
+  }
+
+  async recordRetryState(state: object | null): Promise<void> {
+    const { rows } = await this.pool.query<FenceRow>("select * from chat_private.record_retry_state($1, $2, $3, $4, $5)",
+      [...this.args(), state == null ? null : JSON.stringify(state)]);
+    this.advance(rows[0]);
+  }
+
+  /** The heartbeat: renews the lease (not a transition) and reads the chat's status in the same round trip, so an
+   * interrupt is seen even when a LISTEN notification was missed. */
+  async heartbeat(leaseSeconds: number): Promise<Heartbeat> {
+    const { rows } = await this.pool.query<{ renewed: boolean; status: string | null; history_version: string | null }>(
+      `select chat_private.renew_lease($1, $2, $3) as renewed, c.status::text as status, c.history_version
+       from chat_public.chats c where c.id = $1`, [this.fence.chatId, this.fence.runnerId, leaseSeconds]);
+    const row = rows[0];
+    return { renewed: row?.renewed === true, status: row?.status ?? null, historyVersion: row?.history_version ?? null };
+  }
+
+  async release(): Promise<void> {
+    await this.pool.query("select chat_private.release_lease($1, $2)", [this.fence.chatId, this.fence.runnerId]);
+  }
+}
