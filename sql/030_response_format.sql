@@ -105,14 +105,17 @@ create or replace function chat_private.schema_sha256(p_schema jsonb) returns te
 $$ language sql immutable set search_path to pg_catalog, public, pg_temp;
 
 -- The state-dependent admission rules, checked under the chat lock. Returns the new request id.
-create or replace function chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb)
+drop function if exists chat_private.accept_structured_request(uuid, jsonb);
+-- p_check_experiment is false only for work accepted earlier as a whole (a batch's items).
+create or replace function chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb,
+  p_check_experiment boolean default true)
 returns uuid as $$
 declare
   v_chat chat_public.chats;
   v_id uuid;
 begin
   select * into v_chat from chat_public.chats where id = p_chat_id;
-  if not chat_private.experiment_enabled('chat-structured-output') then
+  if p_check_experiment and not chat_private.experiment_enabled('chat-structured-output') then
     raise exception 'structured output is disabled on this server (experiment chat-structured-output)'
       using errcode = 'RFOFF', column = 'response_format';
   end if;

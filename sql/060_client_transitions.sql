@@ -38,6 +38,54 @@ begin
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
 
+-- Creates a chat for p_owner with an already parsed json_schema envelope (or null). Shared by the client
+-- transition and by batch dispatch, which creates chats for a batch's owner inside the worker's transaction.
+create or replace function chat_private.create_chat_as(
+  p_owner uuid, p_content jsonb, p_format jsonb, p_model_config_id text, p_title text, p_workspace text,
+  p_dynamic_tools jsonb, p_plan_mode boolean, p_idempotency_key text, p_check_experiment boolean default true
+) returns chat_public.chat_input_result as $$
+declare
+  v_previous jsonb;
+  v_model text;
+  v_chat_id uuid;
+  v_request uuid;
+  v_message bigint;
+  v_result chat_public.chat_input_result;
+begin
+  v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat');
+  if v_previous is not null then
+    return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
+  end if;
+  perform chat_private.check_input_content(p_content);
+  perform chat_private.check_dynamic_tools(coalesce(p_dynamic_tools, '[]'));
+  if p_title is not null and length(p_title) > 200 then
+    raise exception 'title has more than 200 characters' using errcode = 'CIINV', column = 'title';
+  end if;
+  -- A workspace is a folder name under the deployment's workspace root, never a path.
+  if p_workspace is not null and p_workspace !~ '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
+    raise exception 'workspace must be a folder name (letters, digits, _ . -)' using errcode = 'CIINV', column = 'workspace';
+  end if;
+  select id into v_model from chat_private.model_configs m
+  where m.enabled and (m.id = p_model_config_id or (p_model_config_id is null and m.is_default));
+  if v_model is null then
+    raise exception 'unknown model config' using errcode = 'CIINV', column = 'model_config_id';
+  end if;
+  insert into chat_public.chats (owner_id, title, model_config_id, plan_mode, workspace, dynamic_tools, snapshot_version)
+  values (p_owner, p_title, v_model, coalesce(p_plan_mode, false), p_workspace, coalesce(p_dynamic_tools, '[]'), 1)
+  returning id into v_chat_id;
+  if p_format is not null then
+    v_request := chat_private.accept_structured_request(v_chat_id, p_format, p_check_experiment);
+  end if;
+  v_message := chat_private.insert_input(v_chat_id, p_content, v_request, p_owner);
+  perform chat_private.start_turn(v_chat_id, v_message, v_request);
+  update chat_public.chats set status = 'running' where id = v_chat_id;
+  v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
+  perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result));
+  perform chat_private.notify_chat(v_chat_id, 'created');
+  return v_result;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
 create or replace function chat_public.create_chat(
   content jsonb,
   response_format text default null,
@@ -48,50 +96,10 @@ create or replace function chat_public.create_chat(
   plan_mode boolean default false,
   idempotency_key text default null
 ) returns chat_public.chat_input_result as $$
-declare
-  v_user uuid := chat_private.require_user();
-  v_previous jsonb;
-  v_format jsonb;
-  v_model text;
-  v_chat_id uuid;
-  v_request uuid;
-  v_message bigint;
-  v_result chat_public.chat_input_result;
-begin
-  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'create_chat');
-  if v_previous is not null then
-    return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
-  end if;
-  perform chat_private.check_input_content(content);
-  perform chat_private.check_dynamic_tools(coalesce(dynamic_tools, '[]'));
-  if title is not null and length(title) > 200 then
-    raise exception 'title has more than 200 characters' using errcode = 'CIINV', column = 'title';
-  end if;
-  -- A workspace is a folder name under the deployment's workspace root, never a path.
-  if workspace is not null and workspace !~ '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
-    raise exception 'workspace must be a folder name (letters, digits, _ . -)' using errcode = 'CIINV', column = 'workspace';
-  end if;
-  v_format := chat_private.parse_response_format(response_format);
-  select id into v_model from chat_private.model_configs m
-  where m.enabled and (m.id = create_chat.model_config_id or (create_chat.model_config_id is null and m.is_default));
-  if v_model is null then
-    raise exception 'unknown model config' using errcode = 'CIINV', column = 'model_config_id';
-  end if;
-  insert into chat_public.chats (owner_id, title, model_config_id, plan_mode, workspace, dynamic_tools, snapshot_version)
-  values (v_user, title, v_model, coalesce(plan_mode, false), workspace, coalesce(dynamic_tools, '[]'), 1)
-  returning id into v_chat_id;
-  if v_format is not null then
-    v_request := chat_private.accept_structured_request(v_chat_id, v_format);
-  end if;
-  v_message := chat_private.insert_input(v_chat_id, content, v_request, v_user);
-  perform chat_private.start_turn(v_chat_id, v_message, v_request);
-  update chat_public.chats set status = 'running' where id = v_chat_id;
-  v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
-  perform chat_private.remember_result(v_user, idempotency_key, 'create_chat', to_jsonb(v_result));
-  perform chat_private.notify_chat(v_chat_id, 'created');
-  return v_result;
-end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+  select chat_private.create_chat_as(chat_private.require_user(), content,
+    chat_private.parse_response_format(response_format), model_config_id, title, workspace, dynamic_tools,
+    plan_mode, idempotency_key);
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text) is
   E'Creates a chat whose first message starts a turn. `response_format` is the JSON text of {"type":"json_schema","json_schema":{"name","description","schema"}} (or {"type":"text"}); a structured request gets a server-minted id. A repeated `idempotency_key` returns the first result.';
 
