@@ -1,33 +1,123 @@
-// The HTTP entry point. The GraphQL API (PostGraphile) lands with its own issue; until then the server answers
-// health checks and says plainly that GraphQL is not served yet.
-import { createServer, type Server } from "node:http";
-import type pg from "pg";
+// The HTTP entry point: PostGraphile v5 on grafserv over node:http, with websockets (graphql-ws) for
+// subscriptions, `/health`, and Ruru (GraphiQL) at `/` in development only (NODE_ENV !== "production").
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import pg from "pg";
+import { postgraphile } from "postgraphile";
+import { grafserv } from "postgraphile/grafserv/node";
+import { logger } from "../log.ts";
+import { resolveApiConnection } from "./api-role.ts";
+import { identify, resolveJwtSecret, signToken } from "./auth.ts";
+import { ChatListener } from "./listener.ts";
+import { makePreset } from "./preset.ts";
 
 export interface ApiServer {
+  /** Base URL (`http://host:port`). */
   url: string;
+  /** `${url}/graphql`; websockets use the same path with ws://. */
+  graphqlUrl: string;
   close(): Promise<void>;
 }
 
-export async function startApi(options: { pool: pg.Pool; port: number; host: string }): Promise<ApiServer> {
-  const server: Server = createServer((req, res) => {
+export interface ApiOptions {
+  /** Admin pool (the DATABASE_URL user): health checks, the API role's password, the development user. */
+  pool: pg.Pool;
+  port: number;
+  host: string;
+  /** Connection string for chatd_api; derived from the admin pool's DATABASE_URL when absent (api-role.ts). */
+  apiDatabaseUrl?: string;
+  jwtSecret?: string;
+  /** Defaults to NODE_ENV !== "production": Ruru, plus a logged token for the `dev` user. */
+  development?: boolean;
+  statementTimeoutMs?: number;
+}
+
+const GRACE_MS = 10_000;
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+/** Creates the `dev` user when missing and returns a token for it (development convenience). */
+async function developmentToken(pool: pg.Pool, secret: string): Promise<string> {
+  const { rows } = await pool.query<{ id: string }>(
+    `insert into chat_public.users (name) values ('dev') on conflict (name) do update set name = excluded.name returning id`);
+  return signToken(secret, rows[0]!.id);
+}
+
+export async function startApi(options: ApiOptions): Promise<ApiServer> {
+  const development = options.development ?? process.env.NODE_ENV !== "production";
+  process.env.GRAPHILE_ENV ??= development ? "development" : "production";
+  const jwtSecret = options.jwtSecret ?? resolveJwtSecret();
+  const databaseUrl = options.pool.options.connectionString;
+  if (!options.apiDatabaseUrl && !databaseUrl) throw new Error("startApi needs apiDatabaseUrl or a pool with a connectionString");
+  const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, databaseUrl!);
+  const apiPool = new pg.Pool({ connectionString: apiUrl, max: 10 });
+  apiPool.on("error", (error) => logger.warn({ err: error }, "idle API database connection failed"));
+  const listener = new ChatListener(apiUrl);
+  const pgl = postgraphile(makePreset({
+    pool: apiPool, jwtSecret, graphiql: development, listener, statementTimeoutMs: options.statementTimeoutMs,
+  }));
+  const serv = pgl.createServ(grafserv);
+  // createHandler (rather than addTo) lets /health and the token check run first.
+  const graphql = serv.createHandler();
+  const upgrade = await serv.getUpgradeHandler();
+
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url === "/health") {
       options.pool.query("select 1").then(
-        () => { res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}'); },
-        () => { res.writeHead(503, { "content-type": "application/json" }).end('{"ok":false,"reason":"database unavailable"}'); },
+        () => json(res, 200, { ok: true }),
+        () => json(res, 503, { ok: false, reason: "database unavailable" }),
       );
       return;
     }
-    res.writeHead(501, { "content-type": "application/json" })
-      .end(JSON.stringify({ errors: [{ message: "the GraphQL API is not part of this build yet; use SQL (see README)" }] }));
+    const identity = identify(jwtSecret, req.headers.authorization);
+    if (identity.kind === "invalid") {
+      // A bad token is refused, not downgraded to anonymous, so that clients notice.
+      json(res, 401, { errors: [{ message: identity.reason, extensions: { code: "UNAUTHENTICATED" } }] });
+      return;
+    }
+    graphql(req, res, () => json(res, 404, { errors: [{ message: "not found; GraphQL is served at /graphql" }] }));
   });
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  // Websocket sockets leave the HTTP server's bookkeeping; remember them to close them on shutdown.
+  const upgraded = new Set<Socket>();
+  server.on("upgrade", (_req: IncomingMessage, socket: Socket) => {
+    upgraded.add(socket);
+    socket.on("close", () => upgraded.delete(socket));
+  });
+  if (upgrade) server.on("upgrade", upgrade);
+  server.requestTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, resolve);
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
-  return {
-    url: `http://${options.host}:${port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+  const url = `http://${options.host}:${port}`;
+  logger.info({ graphql: `${url}/graphql`, graphiql: development ? `${url}/` : undefined }, "GraphQL API listening");
+  if (development) {
+    const token = await developmentToken(options.pool, jwtSecret);
+    logger.info({ user: "dev", token }, "development token (Authorization: Bearer <token>); `chatd token --user NAME` mints others");
+  }
+
+  let closing: Promise<void> | null = null;
+  const close = async () => {
+    // Stop accepting, end the streams (clients resubscribe with afterMessageId elsewhere), let in-flight HTTP
+    // requests finish within the grace period, then release the database.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await listener.close();
+    for (const socket of upgraded) socket.destroy();
+    const timer = setTimeout(() => { for (const socket of sockets) socket.destroy(); }, GRACE_MS);
+    await closed;
+    clearTimeout(timer);
+    await pgl.release(); // also releases the grafserv instance
+    await apiPool.end();
   };
+  return { url, graphqlUrl: `${url}/graphql`, close: () => (closing ??= close()) };
 }

@@ -95,6 +95,7 @@ program
 
 registerExperimentsCommand(program, openDatabase);
 registerSchemaCommand(program);
+(await import("./token-command.ts")).registerTokenCommand(program, openDatabase);
 
 let longRunning = false;
 program.hook("preAction", (_program, action) => {
