@@ -1,11 +1,9 @@
 // The `chatd` command. Each subcommand resolves the database the same way: DATABASE_URL, else embedded.
 import { Command, InvalidArgumentError } from "commander";
 import pg from "pg";
-import { startApi } from "../api/server.ts";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { logger } from "../log.ts";
-import { startWorker } from "../../worker/index.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
 import { registerSchemaCommand } from "./schema-command.ts";
 
@@ -50,9 +48,13 @@ async function serve(options: { port: number; host: string; worker: boolean; mig
   const pool = new pg.Pool({ connectionString: db.url, max: 10 });
   stops.push(() => pool.end());
   if (options.worker) {
+    const { startWorker } = await import("../../worker/index.ts");
     const worker = await startWorker({ databaseUrl: db.url, logger });
     stops.push(worker.stop);
   }
+  // Loaded on demand: PostGraphile reads GRAPHILE_ENV when its modules load, and one-shot commands need none of it.
+  process.env.GRAPHILE_ENV ??= process.env.NODE_ENV === "production" ? "production" : "development";
+  const { startApi } = await import("../api/server.ts");
   const api = await startApi({ pool, port: options.port, host: options.host });
   stops.push(api.close);
   logger.info({ url: api.url, health: `${api.url}/health` }, "chatd is running");
@@ -89,6 +91,7 @@ program
   .option("-c, --concurrency <n>", "chats run at once", (value) => Number(value), 4)
   .action(async (options: { concurrency: number }) => {
     const db = await openDatabase();
+    const { startWorker } = await import("../../worker/index.ts");
     const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency });
     untilSignal([db.stop, worker.stop]);
   });
