@@ -3,7 +3,11 @@
 // `after_assistant_commit:exit`. Actions: `exit` (process.exit(137), like a SIGKILL mid-step), `hang` (never
 // returns: the lease expires while the process lives on), `throw` (an unexpected error in the task).
 
-export const FAULT_POINTS = ["provider_stream", "after_assistant_commit", "during_tool_execution"] as const;
+export const FAULT_POINTS = [
+  "provider_stream", "after_assistant_commit", "during_tool_execution",
+  // Structured output: after a candidate or a rejected (placeholder) batch is committed, after the receipt.
+  "after_candidate_commit", "after_placeholder_commit", "after_receipt_commit",
+] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 export type FaultAction = "exit" | "hang" | "throw";
 export type Faults = Partial<Record<FaultPoint, FaultAction>>;

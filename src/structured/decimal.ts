@@ -26,6 +26,29 @@ export function splitLiteral(text: string): LiteralParts | undefined {
   return { neg: m[1] === "-", int: m[2] ?? "0", frac: m[3] ?? "", exp: m[4] === undefined ? 0 : Number(m[4]) };
 }
 
+/**
+ * Number(text) when that float decides `<`, `==` and "is an integer" exactly like the decimal value
+ * does, else undefined. That holds when the value is zero, or has at most 15 significant digits
+ * (DBL_DIG: such decimals survive decimal -> double -> decimal, so two different ones never share a
+ * double, and rounding is monotonic, so order is kept) and lies in the normal range (1e-307 to
+ * 1e308; subnormals have fewer digits). It depends on the value only (`1.50` and `15e-1` agree),
+ * which is what lets equality keys use the float for these numbers (canonical.ts `numberKey`).
+ */
+export function shortFloat(text: string): number | undefined {
+  const p = splitLiteral(text);
+  if (p === undefined) return undefined;
+  const all = p.int + p.frac;
+  let start = 0;
+  while (start < all.length && all.charCodeAt(start) === 48) start++;
+  if (start === all.length) return Number(text);
+  let end = all.length;
+  while (all.charCodeAt(end - 1) === 48) end--;
+  if (end - start > 15) return undefined;
+  // Decimal exponent of the leading digit.
+  const lead = p.exp + p.int.length - 1 - start;
+  return lead >= -307 && lead <= 307 ? Number(text) : undefined;
+}
+
 export function parseDecimal(text: string): Decimal {
   const p = splitLiteral(text);
   if (p === undefined) throw new Error(`not a JSON number literal: ${text.slice(0, 70)}`);

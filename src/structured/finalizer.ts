@@ -10,6 +10,8 @@ import { parseJsonSafe, type JsonValue } from "./json-boundary.ts";
 import { validateParsed } from "./validate.ts";
 
 export const FINALIZER_TOOL_NAME = "coder_structured_output";
+/** Starts the text of chatd's model-only control rows, so they read as chatd speaking, not the user. */
+export const CONTROL_PREFIX = "[chatd] ";
 /** The wrapper `{"output": ...}` adds a few bytes and one level around a value at its caps. */
 export const FINALIZER_ARGS_MAX_BYTES = VALUE_MAX_BYTES + 64;
 const WRAPPER_LIMITS = { maxBytes: FINALIZER_ARGS_MAX_BYTES, maxDepth: VALUE_MAX_DEPTH + 1, maxNodes: VALUE_MAX_NODES + 2 };

@@ -5,13 +5,33 @@
 // stack, depth checked while parsing), so hostile nesting cannot overflow the call stack.
 
 import { NUMBER_MAX_EXPONENT, NUMBER_MAX_LITERAL_LENGTH, VALUE_LIMITS, type JsonLimits } from "./caps.ts";
-import { splitLiteral } from "./decimal.ts";
+import { parseDecimal, shortFloat, splitLiteral, type Decimal } from "./decimal.ts";
+
+const UNKNOWN = Symbol("unknown");
 
 /** A number kept as its exact literal text. */
 export class JsonNumber {
   readonly text: string;
-  constructor(text: string) {
+  // Both derived from `text` once, on first use (private fields: invisible to deep equality).
+  #short: number | undefined | typeof UNKNOWN;
+  #decimal: Decimal | undefined;
+  /** `short` is a hint from the parser, which already knows (see shortFloat). */
+  constructor(text: string, short?: number) {
     this.text = text;
+    this.#short = short ?? UNKNOWN;
+  }
+  /**
+   * The float when it is exact enough to decide order, equality and integer-ness (decimal.ts
+   * `shortFloat`: zero, or ≤ 15 significant digits in the normal range), else undefined. The exact
+   * keywords decide on it without touching BigInt; most literals in practice qualify.
+   */
+  get short(): number | undefined {
+    if (this.#short === UNKNOWN) this.#short = shortFloat(this.text);
+    return this.#short;
+  }
+  /** The exact value, parsed once (several keywords and branches may ask). */
+  get decimal(): Decimal {
+    return (this.#decimal ??= parseDecimal(this.text));
   }
 }
 
@@ -211,34 +231,41 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
     }
   };
 
+  const digitsFrom = (): number => {
+    const s = pos;
+    while (pos < len) {
+      const d = text.charCodeAt(pos);
+      if (d < 48 || d > 57) break;
+      pos++;
+    }
+    return pos - s;
+  };
+
   const readNumber = (): JsonNumber => {
     const start = pos;
-    if (text.charCodeAt(pos) === 0x2d) pos++;
-    const digitsFrom = (): number => {
-      const s = pos;
-      while (pos < len) {
-        const d = text.charCodeAt(pos);
-        if (d < 48 || d > 57) break;
-        pos++;
-      }
-      return pos - s;
-    };
+    const negative = text.charCodeAt(pos) === 0x2d;
+    if (negative) pos++;
     const first = text.charCodeAt(pos);
     if (first === 48) pos++;
     else if (first >= 49 && first <= 57) digitsFrom();
     else fail("syntax", `unexpected ${describe()}`);
-    if (text.charCodeAt(pos) === 0x2e) {
+    const fraction = text.charCodeAt(pos) === 0x2e;
+    if (fraction) {
       pos++;
       if (digitsFrom() === 0) fail("syntax", "digit expected after decimal point");
     }
     const e = text.charCodeAt(pos);
-    if (e === 0x65 || e === 0x45) {
+    const exponent = e === 0x65 || e === 0x45;
+    if (exponent) {
       pos++;
       const s = text.charCodeAt(pos);
       if (s === 0x2b || s === 0x2d) pos++;
       if (digitsFrom() === 0) fail("syntax", "digit expected in exponent");
     }
     const literal = text.slice(start, pos);
+    // Fast path (most literals): no exponent and at most 15 digits breaks no rule (≤ 17
+    // characters, no underflow, no exponent) and is short (see shortFloat), so skip the checks.
+    if (!exponent && pos - start - (fraction ? 1 : 0) - (negative ? 1 : 0) <= 15) return new JsonNumber(literal, Number(literal));
     const problem = numberLiteralProblem(literal);
     if (problem !== undefined) fail(problem.rule, problem.message);
     return new JsonNumber(literal);

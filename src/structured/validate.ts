@@ -4,7 +4,7 @@
 import { VALUE_LIMITS } from "./caps.ts";
 import { canonicalJson } from "./canonical.ts";
 import type { CompiledSchema } from "./compile.ts";
-import { toAjvData, withRoot } from "./exact-data.ts";
+import { withExactData } from "./exact-data.ts";
 import { clipErrors, formatFeedback, fromAjvErrors, type ValueError } from "./feedback.ts";
 import { parseJsonSafe, type JsonValue } from "./json-boundary.ts";
 
@@ -19,8 +19,7 @@ function failure(errors: ValueError[]): ValidateResult {
 
 /** Validates an already parsed exact value (it must have come through parseJsonSafe). */
 export function validateParsed(validator: CompiledSchema, value: JsonValue): ValidateResult {
-  const data = toAjvData(value);
-  const valid = withRoot(value, () => validator.validate(data));
+  const valid = withExactData(value, (data) => validator.validate(data));
   if (valid !== true) return failure(fromAjvErrors(validator.validate.errors));
   return { ok: true, value, canonicalText: canonicalJson(value) };
 }

@@ -2,7 +2,7 @@
 // workspace, reads a file and answers; explicit scripts drive dynamic tools, limits and finish reasons.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUser, sendMessage, submitToolResults, structured, setStructuredExperiment } from "../support/chats.ts";
+import { createUser, sendMessage, submitToolResults } from "../support/chats.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import {
   createWorkerChat, fastSettings, makeWorkspaces, messages, setSetting, shape, startTestWorker, turn, waitFor,
@@ -122,14 +122,6 @@ test("step limit: past max_steps_per_turn the turn finishes", async () => {
   } finally {
     await setSetting(db, "max_steps_per_turn", 200);
   }
-});
-
-test("structured request: ends with a configuration_error receipt (this build has no finalizer yet)", async () => {
-  await setStructuredExperiment(db, true);
-  const chat = await createWorkerChat(db, user, script([{ text: "plain answer" }]), { responseFormat: structured() });
-  await waitForStatus(db, chat, "waiting");
-  const { rows } = await db.pool.query("select status::text, error_code from chat_public.structured_output_requests where chat_id = $1", [chat]);
-  assert.equal(rows, [{ status: "failed", error_code: "configuration_error" }]);
 });
 
 test.run();

@@ -27,6 +27,8 @@ export interface RuntimeSettings {
   retryMaxAttempts: number;
   retryInitialDelayMs: number;
   retryMaxDelayMs: number;
+  /** Repairs after the first rejected finalization attempt (design §4: two). */
+  finalizerRepairs: number;
 }
 
 const DEFAULTS: Record<string, number> = {
@@ -35,6 +37,7 @@ const DEFAULTS: Record<string, number> = {
   retry_max_attempts: 5,
   retry_initial_delay_ms: 1000,
   retry_max_delay_ms: 30_000,
+  finalizer_repairs: 2,
 };
 
 export async function loadSettings(pool: pg.Pool): Promise<RuntimeSettings> {
@@ -51,5 +54,6 @@ export async function loadSettings(pool: pg.Pool): Promise<RuntimeSettings> {
     retryMaxAttempts: Math.max(1, values.retry_max_attempts!),
     retryInitialDelayMs: values.retry_initial_delay_ms!,
     retryMaxDelayMs: values.retry_max_delay_ms!,
+    finalizerRepairs: values.finalizer_repairs!,
   };
 }

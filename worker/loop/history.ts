@@ -14,6 +14,7 @@ import type {
   ToolResultPart,
 } from "../../src/providers/index.ts";
 import type { DynamicToolDeclaration } from "../../src/tools/index.ts";
+import type { StructuredState } from "./structured.ts";
 
 export interface ChatInfo {
   id: string;
@@ -38,8 +39,8 @@ export interface TurnState {
   /** The turn's last model-visible row is a final assistant answer (finish_turn was not reached). */
   answered: boolean;
   steps: number;
-  /** A structured request of this turn that is still pending. */
-  structuredRequestPending: boolean;
+  /** The structured request this turn governs, while it is pending. */
+  structured: StructuredState | null;
 }
 
 interface Row {
@@ -104,10 +105,12 @@ export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<Turn
       "select id, status::text, model_config_id, workspace, dynamic_tools, plan_mode from chat_public.chats where id = $1", [chatId]);
     const c = chatResult.rows[0];
     if (c == null) throw Object.assign(new Error("chat not found"), { code: "CHNTF" });
-    const turnResult = await client.query<{ input_message_id: string | null; steps: number; pending: boolean }>(
-      `select t.input_message_id, t.steps, coalesce(r.status = 'pending', false) as pending
+    const turnResult = await client.query<{ input_message_id: string | null; steps: number; request_id: string | null;
+      schema_text: string | null; rejected_batches: number; value_rejected: boolean; candidate_present: boolean }>(
+      `select t.input_message_id, t.steps, r.id as request_id, r.schema::text as schema_text, t.rejected_batches,
+              t.value_rejected, t.candidate_present
        from chat_private.turn_progress t
-       left join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
+       left join chat_public.structured_output_requests r on r.id = t.structured_output_request_id and r.status = 'pending'
        where t.chat_id = $1 and t.finished_at is null`, [chatId]);
     const rows = (await client.query<Row>(
       `select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
@@ -125,7 +128,10 @@ export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<Turn
       },
       ...assemble(rows, turnStart),
       steps: turn?.steps ?? 0,
-      structuredRequestPending: turn?.pending === true,
+      structured: turn?.request_id != null && turn.schema_text != null ? {
+        requestId: turn.request_id, schemaText: turn.schema_text, rejectedBatches: turn.rejected_batches,
+        valueRejected: turn.value_rejected, candidatePresent: turn.candidate_present,
+      } : null,
     };
   } catch (error) {
     await client.query("rollback").catch(() => undefined);

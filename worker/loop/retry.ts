@@ -3,7 +3,7 @@
 // visible in chats.retry_state (and a `retry` notification). Each attempt streams into its own preview episode.
 import type pg from "pg";
 import type { Logger } from "../../src/log.ts";
-import { streamStep, type ModelConfig, type ModelRuntime, type StepRequest, type StepResult } from "../../src/providers/index.ts";
+import { streamStep, type ModelConfig, type ModelRuntime, type StepEvent, type StepRequest, type StepResult } from "../../src/providers/index.ts";
 import { fault, type Faults } from "../faults.ts";
 import type { RuntimeSettings } from "./config.ts";
 import { DeltaPublisher } from "./deltas.ts";
@@ -43,6 +43,8 @@ export async function streamWithRetry(input: {
   tx: Transitions;
   signal: AbortSignal;
   faults: Faults;
+  /** Sees every stream event after it is published (the finalizer's byte cap). */
+  onEvent?: (event: StepEvent) => void;
 }): Promise<StepAttempts> {
   const { settings, tx, signal } = input;
   let retried = false;
@@ -59,6 +61,7 @@ export async function streamWithRetry(input: {
           hang = fault(input.faults, "provider_stream") ?? undefined;
         }
         publisher.accept(event);
+        input.onEvent?.(event);
       },
     }, input.runtime);
     await publisher.close();

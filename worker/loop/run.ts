@@ -14,7 +14,10 @@ import { loadModelConfig, type RuntimeSettings } from "./config.ts";
 import { loadTurnState, type PendingCall, type TurnState } from "./history.ts";
 import type { ChatListener } from "./listener.ts";
 import { streamWithRetry } from "./retry.ts";
-import { structuredOutcome } from "./structured-placeholder.ts";
+import {
+  FinalizerByteCap, governingRequest, judgeStep, noCandidateOutcome, structuredCommit, type FailedOutcome,
+} from "./structured.ts";
+import { providerCapabilities } from "../../src/providers/index.ts";
 import { sqlState, Transitions, type Fence, type StoredMessage } from "./transitions.ts";
 
 export interface RuntimeDeps {
@@ -139,6 +142,8 @@ class ChatRun {
         return this.interrupted(cancellations(state.pending));
       }
       if (this.stopReason != null) return this.stopped();
+      // A validated candidate is durable: a restart after its commit goes straight to finishing the turn.
+      if (state.structured?.candidatePresent === true) return this.finish(state);
       const tools = toolsForChat(state.chat);
       // Calls of a committed step that have no result yet: this runner's own, or a crashed runner's.
       if (state.pending.length > 0) {
@@ -165,13 +170,27 @@ class ChatRun {
       await this.tx.finishError("configuration_error", "the chat's model configuration is missing or disabled");
       return "failed";
     }
+    let specs = tools.specs;
+    let governing: Extract<ReturnType<typeof governingRequest>, { ok: true }> | undefined;
+    if (state.structured != null) {
+      const checked = governingRequest(state.structured,
+        [...tools.byName.keys(), ...state.chat.dynamicTools.map((tool) => tool.name)],
+        { enabled: this.config.options.strictTools === true, perTool: providerCapabilities(this.config).strictPerTool });
+      if (!checked.ok) return this.endStructured(checked.outcome);
+      governing = checked;
+      specs = [...specs, checked.tool];
+    }
+    // The finalizer's byte cap aborts only the provider request; the run itself goes on and counts a rejection.
+    const capAbort = new AbortController();
+    const cap = new FinalizerByteCap(() => capAbort.abort("finalizer arguments too large"));
     this.streaming = true;
     let attempt;
     try {
       attempt = await streamWithRetry({
         pool: this.deps.pool, log: this.log, config: this.config, runtime: this.deps.modelRuntime ?? {},
-        request: { prompt: state.prompt, tools: tools.specs }, settings: this.settings, tx: this.tx,
-        signal: this.controller.signal, faults: this.deps.faults,
+        request: { prompt: state.prompt, tools: specs }, settings: this.settings, tx: this.tx,
+        signal: governing ? AbortSignal.any([this.controller.signal, capAbort.signal]) : this.controller.signal,
+        faults: this.deps.faults, ...(governing ? { onEvent: (event) => cap.accept(event) } : {}),
       });
     } finally {
       this.streaming = false;
@@ -180,9 +199,26 @@ class ChatRun {
     if (this.stopReason === "interrupt") return this.interrupted([], result);
     if (this.stopReason != null) return this.stopped();
     if (result.finish === "error" || (result.finish === "interrupted" && result.error != null)) {
-      return this.failStep(result, attempts);
+      return this.failStep(result, attempts, state);
     }
     const built = buildAssistantStep(result, { attempts });
+    if (governing != null && state.structured != null) {
+      const verdict = judgeStep(result, governing.validator);
+      const commit = structuredCommit(verdict, built, state.structured, state.steps + 1, this.settings.finalizerRepairs, cap.exceeded);
+      if (commit.next.kind !== "ordinary") {
+        await this.tx.commitStepJson(commit.messages, commit.progress);
+        if (retried) await this.tx.recordRetryState(null);
+        await fault(this.deps.faults, "after_assistant_commit");
+        this.log.info({ verdict: verdict.kind, ...(verdict.kind === "rejected" ? { reason: verdict.reason } : {}) }, "finalizer batch judged");
+        if (verdict.kind === "rejected") await fault(this.deps.faults, "after_placeholder_commit");
+        if (commit.next.kind === "fail") return this.endStructured(commit.next.outcome);
+        if (commit.next.kind === "finish") {
+          await fault(this.deps.faults, "after_candidate_commit");
+          return this.finish({ ...state, structured: { ...state.structured, candidatePresent: true } });
+        }
+        return null;
+      }
+    }
     await this.tx.commitStep([built.message], { steps: 1 });
     if (retried) await this.tx.recordRetryState(null);
     await fault(this.deps.faults, "after_assistant_commit");
@@ -191,11 +227,24 @@ class ChatRun {
     return null;
   }
 
-  private async failStep(result: StepResult, attempts: number): Promise<RunOutcome> {
+  /** A structured request that fails for its own reasons ends the turn normally (the queue is promoted). */
+  private async endStructured(outcome: FailedOutcome): Promise<RunOutcome> {
+    const status = await this.tx.finishTurn(outcome);
+    await fault(this.deps.faults, "after_receipt_commit");
+    this.deps.stats.turnsFinished += 1;
+    this.log.info({ code: outcome.code, status }, "structured request failed; turn finished");
+    return status === "running" ? "promoted" : "finished";
+  }
+
+  private async failStep(result: StepResult, attempts: number, state: TurnState): Promise<RunOutcome> {
     const built = buildAssistantStep(result, { attempts });
     await this.tx.commitStep([built.message]);
     const error = result.error!;
     const message = attempts > 1 ? `${error.message}; gave up after ${attempts} attempts` : error.message;
+    // A configuration problem is the request's own failure; provider failures are infrastructure (generation_failed).
+    if (state.structured != null && error.kind === "configuration_error") {
+      return this.endStructured({ status: "failed", code: "configuration_error", message });
+    }
     await this.tx.finishError(error.kind === "configuration_error" ? "configuration_error" : "provider_error", message);
     this.log.warn({ kind: error.kind, status: error.status, attempts }, "step failed; turn ended with an error");
     return "failed";
@@ -244,7 +293,9 @@ class ChatRun {
   }
 
   private async finish(state: TurnState): Promise<RunOutcome> {
-    const status = await this.tx.finishTurn(structuredOutcome(state));
+    const outcome = state.structured == null || state.structured.candidatePresent ? null : noCandidateOutcome(state.structured);
+    const status = await this.tx.finishTurn(outcome);
+    if (state.structured != null) await fault(this.deps.faults, "after_receipt_commit");
     this.deps.stats.turnsFinished += 1;
     this.log.info({ status }, "turn finished");
     return status === "running" ? "promoted" : "finished";

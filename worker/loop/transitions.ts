@@ -75,6 +75,13 @@ export class Transitions {
     this.advance(rows[0]);
   }
 
+  /** commit_step with JSON text built by the caller, for values whose exact number text must survive. */
+  async commitStepJson(messagesJson: string, progressJson: string): Promise<void> {
+    const { rows } = await this.pool.query<FenceRow>("select * from chat_private.commit_step($1, $2, $3, $4, $5, $6)",
+      [...this.args(), messagesJson, progressJson]);
+    this.advance(rows[0]);
+  }
+
   async enterRequiresAction(calls: { tool_call_id: string; tool_name: string; args: unknown }[]): Promise<void> {
     await this.pool.query("select chat_private.enter_requires_action($1, $2, $3, $4, $5)", [...this.args(), JSON.stringify(calls)]);
   }

@@ -7,7 +7,8 @@ import type { LanguageModelV4CallOptions, LanguageModelV4Message } from "@ai-sdk
 import type { JSONObject, JSONValue } from "../types.ts";
 import { exampleFromSchema } from "./example-from-schema.ts";
 
-export const FINALIZER = "coder_structured_output";
+export { FINALIZER_TOOL_NAME as FINALIZER } from "../../structured/finalizer.ts";
+import { CONTROL_PREFIX, FINALIZER_TOOL_NAME as FINALIZER } from "../../structured/finalizer.ts";
 export const SCRIPTED_LABEL = "(scripted provider)";
 
 export interface PlannedCall {
@@ -38,11 +39,12 @@ function userText(message: LanguageModelV4Message): string {
   return message.content.map((p) => (p.type === "text" ? p.text : "")).join("");
 }
 
-/** The messages of the current turn: after the latest user message. */
+/** The messages of the current turn: after the latest user message. chatd's own model-only control rows
+ * (finalizer feedback, hook context) are part of the turn, not a new user input. */
 function currentTurn(prompt: Prompt): { user: string; after: LanguageModelV4Message[] } {
   for (let i = prompt.length - 1; i >= 0; i--) {
     const message = prompt[i];
-    if (message?.role === "user") return { user: userText(message), after: prompt.slice(i + 1) };
+    if (message?.role === "user" && !userText(message).startsWith(CONTROL_PREFIX)) return { user: userText(message), after: prompt.slice(i + 1) };
   }
   return { user: "", after: prompt };
 }

@@ -1,0 +1,158 @@
+// The validator decides most numbers on their float (JsonNumber.short), checks formats by hand and
+// enumerates object keys from a cache. These tests compare each shortcut with the slow, obviously
+// exact reference it replaces, on random and boundary inputs.
+import fc from "fast-check";
+import { RE2JS } from "re2js";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { shortFloat } from "../../src/structured/decimal.ts";
+import { FORMAT_CHECKS } from "../../src/structured/formats.ts";
+import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, validateValue } from "../../src/structured/index.ts";
+import { numberLiteral } from "./arbitraries.ts";
+import { compile } from "./helpers.ts";
+
+// Literals near every edge of "short": 15/16/17 significant digits, 2^53, the normal range, zeros.
+const edgeLiteral = fc.constantFrom(
+  "0", "-0", "0.0", "1", "-1", "1.0", "0.1", "0.3", "0.30000000000000004", "0.30000000000000001", "19.99", "0.01",
+  "123456789012345", "1234567890123456", "12345678901234567", "123456789012345.0", "12345678901234.5", "1234567890123.45",
+  "9007199254740991", "9007199254740992", "9007199254740993", "-9007199254740993", "9007199254740992.5",
+  "1e-307", "1e-308", "9.99999999999999e-308", "2.2250738585072014e-308", "5e-324", "1e307", "1e308", "9.99999999999999e307",
+  "1.7976931348623157e308", "0.99999999999999", "0.999999999999999", "0.9999999999999999", "1e15", "1e16", "1e22", "1e23",
+  "100", "1e2", "100.000", "1.00000000000000000001", "-4.5", "1.5", "7", "3", "2",
+);
+const literal = fc.oneof(numberLiteral, edgeLiteral).filter((t) => {
+  const n = Number(t);
+  return t.length <= 64 && Number.isFinite(n) && (n !== 0 || !/[1-9]/.test(t.split(/[eE]/)[0] ?? ""));
+});
+
+const sign = (x: number): number => (x < 0 ? -1 : x > 0 ? 1 : 0);
+
+test("short floats order, compare and classify exactly like the decimals", () => {
+  fc.assert(
+    fc.property(literal, literal, (a, b) => {
+      const fa = shortFloat(a);
+      const fb = shortFloat(b);
+      const da = parseDecimal(a);
+      if (fa !== undefined) assert.is(Number.isInteger(fa), isIntegerDecimal(da), a);
+      if (fa !== undefined && fb !== undefined) assert.is(sign(fa - fb), compareDecimal(da, parseDecimal(b)), `${a} vs ${b}`);
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+function parsed(text: string): boolean | "rejected" {
+  return validateValue(compile("{}"), text).ok ? true : "rejected";
+}
+
+test("exact keywords agree with the decimal reference on random literals", () => {
+  fc.assert(
+    fc.property(literal, literal, (x, limit) => {
+      if (parsed(x) !== true || parsed(limit) !== true) return;
+      const dx = parseDecimal(x);
+      const dl = parseDecimal(limit);
+      const c = compareDecimal(dx, dl);
+      const check = (schema: string, expected: boolean): void => {
+        for (const value of [x, `{"a":${x}}`, `[${x}]`]) {
+          const wrapped = value === x ? schema : value.startsWith("{") ? `{"properties":{"a":${schema}}}` : `{"items":${schema}}`;
+          assert.is(validateValue(compile(wrapped), value).ok, expected, `${wrapped} on ${value}`);
+        }
+      };
+      check(`{"minimum":${limit}}`, c >= 0);
+      check(`{"maximum":${limit}}`, c <= 0);
+      check(`{"exclusiveMinimum":${limit}}`, c > 0);
+      check(`{"exclusiveMaximum":${limit}}`, c < 0);
+      check(`{"type":"integer"}`, isIntegerDecimal(dx));
+      check(`{"const":${limit}}`, c === 0);
+      check(`{"enum":[${limit},"x"]}`, c === 0);
+      if (!dl.neg && dl.coef !== 0n) check(`{"multipleOf":${limit}}`, isMultipleOf(dx, dl));
+      assert.is(validateValue(compile('{"uniqueItems":true}'), `[${x},${limit}]`).ok, c !== 0, `unique [${x},${limit}]`);
+      assert.is(validateValue(compile('{"uniqueItems":true}'), `[[${x}],{"k":${limit}},[${limit}]]`).ok, c !== 0);
+    }),
+    { numRuns: 100 },
+  );
+});
+
+test("long numbers nested in containers are found for const, enum and uniqueItems", () => {
+  const c = compile('{"const":{"a":[9007199254740993, 0.1]}}');
+  assert.ok(validateValue(c, '{"a":[9007199254740993, 1e-1]}').ok);
+  assert.not.ok(validateValue(c, '{"a":[9007199254740992, 0.1]}').ok);
+  const e = compile('{"enum":[[1.00000000000000000001], 2]}');
+  assert.ok(validateValue(e, "[1.00000000000000000001]").ok);
+  assert.not.ok(validateValue(e, "[1]").ok);
+  const u = compile('{"uniqueItems":true}');
+  assert.ok(validateValue(u, "[9007199254740993, 9007199254740992, [9007199254740993], [9007199254740992]]").ok);
+  assert.not.ok(validateValue(u, "[1, 1.00000000000000000001, 1e0]").ok);
+  assert.ok(validateValue(u, "[1, 1.00000000000000000001]").ok);
+  assert.not.ok(validateValue(u, "[-0, 0.0]").ok);
+  const root = compile('{"multipleOf":3}');
+  assert.ok(validateValue(root, "9007199254740993").ok); // 3 x 3002399751580331
+  assert.not.ok(validateValue(root, "9007199254740995").ok);
+});
+
+test("object keys are enumerated in for…in order (integer-like keys first)", () => {
+  const s = compile('{"additionalProperties":{"type":"string"}}');
+  const many = `{${Array.from({ length: 100 }, (_, i) => `"k${i}":"v"`).join(",")},"b":1,"10":2,"2":3}`;
+  for (const text of ['{"b":1,"10":2,"2":3}', many]) {
+    const r = validateValue(s, text);
+    assert.ok(!r.ok && r.errors[0]?.pointer === "/2", JSON.stringify(r));
+  }
+  const names = compile('{"propertyNames":{"maxLength":1},"patternProperties":{"^[0-9]+$":{"type":"string"}}}');
+  const r = validateValue(names, '{"a":"x","zz":"x","5":"x"}');
+  assert.ok(!r.ok && r.errors[1]?.pointer === "/zz", JSON.stringify(r));
+  const r2 = validateValue(names, '{"a":"x","7":1}');
+  assert.ok(!r2.ok && r2.errors[0]?.pointer === "/7", JSON.stringify(r2));
+});
+
+// The RE2 patterns date, time and date-time used to be (formats.ts).
+const re2 = (source: string, i = false): RE2JS => RE2JS.compile(source, i ? RE2JS.CASE_INSENSITIVE : 0);
+const DATE = re2("^(\\d\\d\\d\\d)-(\\d\\d)-(\\d\\d)$");
+const TIME = re2("^(\\d\\d):(\\d\\d):(\\d\\d)(?:\\.\\d+)?(z|([+-])(\\d\\d):(\\d\\d))$", true);
+const DATE_TIME = re2("^(\\d\\d\\d\\d-\\d\\d-\\d\\d)[t ](.*)$", true);
+const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+function refDate(s: string): boolean {
+  const m = DATE.exec(s);
+  if (m === null) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  const max = mo === 2 && leap ? 29 : (DAYS[mo] ?? 0);
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= max;
+}
+function refTime(s: string): boolean {
+  const m = TIME.exec(s);
+  if (m === null) return false;
+  const [hr, min, sec] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const sign = m[5] === "-" ? -1 : 1;
+  const tzH = Number(m[6] ?? 0);
+  const tzM = Number(m[7] ?? 0);
+  if (tzH > 23 || tzM > 59) return false;
+  if (hr <= 23 && min <= 59 && sec <= 59) return true;
+  const utcMin = min - tzM * sign;
+  const utcHr = hr - tzH * sign - (utcMin < 0 ? 1 : 0);
+  return (utcHr === 23 || utcHr === -1) && (utcMin === 59 || utcMin === -1) && sec === 60;
+}
+function refDateTime(s: string): boolean {
+  const m = DATE_TIME.exec(s);
+  return m !== null && refDate(String(m[1])) && refTime(String(m[2]));
+}
+
+test("hand-written date, time and date-time accept exactly what the RE2 patterns did", () => {
+  const chars = fc.constantFrom(..."0123456789:-+.zZtT \n\u0660x");
+  const mutate = (base: string): fc.Arbitrary<string> =>
+    fc.tuple(fc.array(fc.tuple(fc.nat(base.length), chars, fc.boolean()), { maxLength: 3 })).map(([edits]) => {
+      let s = base;
+      for (const [i, c, insert] of edits) s = s.slice(0, i) + c + s.slice(insert ? i : i + 1);
+      return s;
+    });
+  const seeds = ["2024-02-29", "2023-02-28", "23:59:60Z", "23:59:60+00:00", "00:59:60+01:00", "12:00:00.123-05:30", "2024-01-01T00:00:00Z", "2016-12-31t23:59:60z", "1990-12-31 15:59:60-08:00"];
+  const input = fc.oneof(fc.constantFrom(...seeds).chain(mutate), fc.array(chars, { maxLength: 30 }).map((cs) => cs.join("")));
+  fc.assert(
+    fc.property(input, (s) => {
+      assert.is(FORMAT_CHECKS.date(s), refDate(s), `date ${JSON.stringify(s)}`);
+      assert.is(FORMAT_CHECKS.time(s), refTime(s), `time ${JSON.stringify(s)}`);
+      assert.is(FORMAT_CHECKS["date-time"](s), refDateTime(s), `date-time ${JSON.stringify(s)}`);
+    }),
+    { numRuns: 5000 },
+  );
+});
+
+test.run();
