@@ -26,7 +26,12 @@ begin
       raise exception 'dynamic_tools[%].input_schema must be a JSON Schema object', v_index
         using errcode = 'CIINV', column = format('dynamic_tools[%s].input_schema', v_index);
     end if;
-    if exists (select 1 from jsonb_object_keys(v_tool) k where k not in ('name', 'description', 'input_schema')) then
+    -- plan_safe: the client declares the tool free of side effects, so plan mode keeps offering it.
+    if v_tool -> 'plan_safe' is not null and jsonb_typeof(v_tool -> 'plan_safe') <> 'boolean' then
+      raise exception 'dynamic_tools[%].plan_safe must be a boolean', v_index
+        using errcode = 'CIINV', column = format('dynamic_tools[%s].plan_safe', v_index);
+    end if;
+    if exists (select 1 from jsonb_object_keys(v_tool) k where k not in ('name', 'description', 'input_schema', 'plan_safe')) then
       raise exception 'dynamic_tools[%] has unknown fields', v_index
         using errcode = 'CIINV', column = format('dynamic_tools[%s]', v_index);
     end if;

@@ -5,6 +5,7 @@
 // for the job the promotion enqueued: that job then finds the lease held (CHLSD) and ends quietly, and if it
 // wins the race instead, this job's acquire gets CHLSD. Either way exactly one runner holds the chat.
 import type { Task } from "graphile-worker";
+import { countTurn } from "../src/metrics.ts";
 import { loadSettings } from "./loop/config.ts";
 import { runWithLease, type RunOutcome, type RuntimeDeps } from "./loop/run.ts";
 import { acquireLease } from "./loop/transitions.ts";
@@ -20,6 +21,7 @@ export async function runChat(deps: RuntimeDeps, chatId: string): Promise<RunOut
     if (outcomes.length > 0) deps.stats.reacquiredInJob += 1;
     const settings = await loadSettings(deps.pool);
     const outcome = await runWithLease(deps, fence, settings);
+    countTurn(outcome);
     outcomes.push(outcome);
     if (outcome !== "promoted") return outcomes;
   }

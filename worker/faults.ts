@@ -7,6 +7,8 @@ export const FAULT_POINTS = [
   "provider_stream", "after_assistant_commit", "during_tool_execution",
   // Structured output: after a candidate or a rejected (placeholder) batch is committed, after the receipt.
   "after_candidate_commit", "after_placeholder_commit", "after_receipt_commit",
+  // Stop hooks: after a hook answered, before anything of its answer is committed.
+  "during_hook_call",
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 export type FaultAction = "exit" | "hang" | "throw";

@@ -8,7 +8,9 @@ import { projectRoot } from "../src/db/database.ts";
 import type { Logger } from "../src/log.ts";
 import { configureProvidersFromEnv } from "../src/providers/configure.ts";
 import type { ModelRuntime } from "../src/providers/index.ts";
-import { defaultWorkspacesRoot, ensureDemoWorkspace } from "../src/tools/index.ts";
+import { defaultWorkspacesRoot, ensureDemoWorkspace, toolDeploymentFromEnv, type ToolDeployment } from "../src/tools/index.ts";
+import { bindMetricsDatabase, startMetricsServer } from "../src/metrics.ts";
+import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batch-tasks.ts";
 import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
@@ -32,11 +34,18 @@ export interface WorkerOptions {
   /** Test hook: replaces fetch for provider requests. */
   modelRuntime?: ModelRuntime;
   toolTimeoutMs?: number;
+  /** Optional write and command tools; default: read once from CHATD_ENABLE_WRITE_TOOLS, CHATD_ENABLE_EXEC_TOOLS,
+   * CHATD_EXEC_TIMEOUT_MS, CHATD_EXEC_OUTPUT_CAP_BYTES (all off unless set). */
+  tools?: ToolDeployment;
+  /** Serve Prometheus /metrics on this port (0: any free port); unset: no metrics server. */
+  metricsPort?: number;
 }
 
 export interface RunningWorker {
   workerId: string;
   stats: RuntimeStats;
+  /** The /metrics URL when metricsPort was given. */
+  metricsUrl?: string;
   /** Runs one lease sweep now (tests; the interval runs it anyway). */
   sweep(): Promise<void>;
   stop(): Promise<void>;
@@ -52,6 +61,12 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   // A checked-out client whose connection drops must not crash the process; the query in flight fails instead.
   pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "database connection failed")));
   const workspacesRoot = options.workspacesRoot ?? defaultWorkspacesRoot(projectRoot);
+  // Read before anything starts, so a bad value stops the worker instead of changing which tools exist.
+  const toolDeployment = options.tools ?? toolDeploymentFromEnv();
+  if (toolDeployment.writeTools || toolDeployment.execTools) {
+    log.warn({ write_tools: toolDeployment.writeTools, exec_tools: toolDeployment.execTools,
+      exec_timeout_ms: toolDeployment.execTimeoutMs }, "optional workspace tools enabled (never offered in plan mode)");
+  }
   if (options.setup !== false) {
     const { configured, defaultId } = await configureProvidersFromEnv(pool);
     log.info({ configured, default_model_config: defaultId }, defaultId === "scripted"
@@ -68,6 +83,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     pool, workerId, log, workspacesRoot, faults, listener, runs, stats, stopping: () => stopping,
     ...(options.modelRuntime != null ? { modelRuntime: options.modelRuntime } : {}),
     ...(options.toolTimeoutMs != null ? { toolTimeoutMs: options.toolTimeoutMs } : {}),
+    toolDeployment,
   };
   const workerLogger = new WorkerLogger((scope) => (level, message, meta) => {
     const child = log.child({ component: "graphile-worker", job_id: scope.jobId, task: scope.taskIdentifier });
@@ -77,6 +93,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const taskList: TaskList = {
     chat_run: makeChatRunTask(deps),
     chat_requires_action_deadline: makeDeadlineTask({ pool, log }),
+    batch_validate: makeBatchValidateTask({ pool, log }),
+    batch_cancel: makeBatchCancelTask({ pool, log }),
   };
   const runner: Runner = await run({
     pgPool: pool,
@@ -94,18 +112,23 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     } catch (error) {
       log.error({ err: error }, "lease sweep failed");
     }
+    await sweepBatches(pool, log);
   };
   await sweep();
   const timer = setInterval(sweep, options.sweepIntervalMs ?? 10_000);
-  log.info("worker started");
+  bindMetricsDatabase(pool);
+  const metrics = options.metricsPort != null ? await startMetricsServer(options.metricsPort) : undefined;
+  log.info({ metrics: metrics?.url }, "worker started");
   return {
     workerId,
     stats,
+    ...(metrics != null ? { metricsUrl: metrics.url } : {}),
     sweep,
     async stop() {
       if (stopping) return;
       stopping = true;
       clearInterval(timer);
+      await metrics?.close();
       // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
       for (const abort of runs) abort("shutdown");
       await runner.stop();

@@ -34,4 +34,9 @@ export const ERROR_CODES: Readonly<Record<string, RegisteredCode>> = {
   RCFRB: { code: "RECEIPT_FORBIDDEN", field: null },
   RVMAN: { code: "INTERNAL", field: null },
   MSIMM: { code: "INTERNAL", field: null },
+  BTNTF: { code: "NOT_FOUND", field: "batch_id" },
+  BTLIM: { code: "BATCH_TOO_LARGE", field: "items" },
+  BTDON: { code: "BATCH_FINISHED", field: null },
+  AGDEP: { code: "AGENT_DEPTH_EXCEEDED", field: null },
+  AGLIM: { code: "AGENT_LIMIT", field: null },
 };

@@ -89,16 +89,19 @@ program
   .command("worker")
   .description("run the worker alone")
   .option("-c, --concurrency <n>", "chats run at once", (value) => Number(value), 4)
-  .action(async (options: { concurrency: number }) => {
+  .option("--metrics-port <port>", "serve Prometheus /metrics on this port", portOption, Number(process.env.CHATD_METRICS_PORT ?? 9464))
+  .action(async (options: { concurrency: number; metricsPort: number }) => {
     const db = await openDatabase();
     const { startWorker } = await import("../../worker/index.ts");
-    const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency });
+    const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort });
     untilSignal([db.stop, worker.stop]);
   });
 
 registerExperimentsCommand(program, openDatabase);
 registerSchemaCommand(program);
 (await import("./token-command.ts")).registerTokenCommand(program, openDatabase);
+(await import("./batch-command.ts")).registerBatchCommand(program, openDatabase);
+(await import("./ops-command.ts")).registerOpsCommand(program, openDatabase);
 
 let longRunning = false;
 program.hook("preAction", (_program, action) => {

@@ -4,8 +4,12 @@
 import { realpath } from "node:fs/promises";
 import { join } from "node:path";
 import type { JSONObject, ToolSpec } from "../providers/index.ts";
-import { ToolError, type ToolDefinition, type ToolOutput } from "./types.ts";
+import { READ_ONLY_DEPLOYMENT } from "./deployment.ts";
+import { execTools } from "./exec.ts";
+import { proposePlanTool } from "./plan.ts";
+import { ToolError, type ToolDefinition, type ToolDeployment, type ToolOutput } from "./types.ts";
 import { workspaceTools } from "./workspace.ts";
+import { writeTools } from "./write.ts";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const OUTPUT_CAP_BYTES = 64 * 1024;
@@ -16,18 +20,35 @@ export interface DynamicToolDeclaration {
   name: string;
   description?: string;
   input_schema?: JSONObject;
+  /** The client declares the tool free of side effects: it stays offered in plan mode. */
+  plan_safe?: boolean;
 }
 
 export interface ChatTools {
   specs: ToolSpec[];
   byName: Map<string, ToolDefinition>;
+  /** Tools this chat knows but may not use now, with the reason the model gets if it calls one anyway. */
+  withheld: Map<string, string>;
+  /** Built for plan mode: pass it on to executeTool, which refuses any tool not declared plan-safe. */
+  planMode: boolean;
 }
 
-/** Workspace tools when the chat has a workspace; then the client's dynamic tools (a dynamic name shadows a
- * workspace tool: the client declared it explicitly). */
-export function toolsForChat(chat: { workspace: string | null; dynamicTools: DynamicToolDeclaration[] }): ChatTools {
+/** The read-only workspace tools (list, read, search) are the ones plan mode keeps. */
+const READ_TOOLS: ToolDefinition[] = workspaceTools.map((tool) => ({ ...tool, planSafe: true }));
+
+/** Workspace tools when the chat has a workspace; then the run's own tools (subagents, MCP: see
+ * src/mcp/run-tools.ts); then the client's dynamic tools (a dynamic name shadows the others: the client declared it
+ * explicitly). */
+export function toolsForChat(chat: { workspace: string | null; dynamicTools: DynamicToolDeclaration[]; planMode?: boolean },
+  runTools: readonly ToolDefinition[] = [], deployment: ToolDeployment = READ_ONLY_DEPLOYMENT): ChatTools {
   const byName = new Map<string, ToolDefinition>();
-  if (chat.workspace != null) for (const tool of workspaceTools) byName.set(tool.name, tool);
+  if (chat.workspace != null) {
+    for (const tool of READ_TOOLS) byName.set(tool.name, tool);
+    // Write and command tools only where the deployment enables them (design §3); plan mode drops them below.
+    if (deployment.writeTools) for (const tool of writeTools) byName.set(tool.name, tool);
+    if (deployment.execTools) for (const tool of execTools(deployment)) byName.set(tool.name, tool);
+  }
+  for (const tool of runTools) if (!RESERVED_TOOL_NAMES.has(tool.name)) byName.set(tool.name, tool);
   for (const declared of chat.dynamicTools) {
     if (RESERVED_TOOL_NAMES.has(declared.name)) continue;
     byName.set(declared.name, {
@@ -35,14 +56,30 @@ export function toolsForChat(chat: { workspace: string | null; dynamicTools: Dyn
       description: declared.description ?? "",
       inputSchema: declared.input_schema ?? { type: "object" },
       kind: "dynamic",
+      ...(declared.plan_safe === true ? { planSafe: true } : {}),
     });
+  }
+  const withheld = new Map<string, string>();
+  if (chat.planMode === true) {
+    // Plan mode keeps only what is declared safe, whatever its source, and adds the tool that ends the turn.
+    for (const tool of [...byName.values()]) {
+      if (tool.planSafe === true) continue;
+      byName.delete(tool.name);
+      withheld.set(tool.name, `${tool.name} is not available in plan mode; finish exploring and call ${proposePlanTool.name}`);
+    }
+    byName.set(proposePlanTool.name, proposePlanTool);
+  }
+  const optional: [string, boolean][] = [["write_file", deployment.writeTools], ["edit_file", deployment.writeTools],
+    ["run_command", deployment.execTools]];
+  for (const [name, enabled] of optional) {
+    if (!enabled && !byName.has(name) && !withheld.has(name)) withheld.set(name, `${name} is not enabled in this deployment`);
   }
   const specs: ToolSpec[] = [...byName.values()].map((tool) => ({
     name: tool.name,
     ...(tool.description !== "" ? { description: tool.description } : {}),
     inputSchema: tool.inputSchema,
   }));
-  return { specs, byName };
+  return { specs, byName, withheld, planMode: chat.planMode === true };
 }
 
 /** The folder of a chat's workspace: `<root>/<name>` (the name was validated as a plain folder name in SQL). */
@@ -92,11 +129,15 @@ export interface ExecuteOptions {
   signal: AbortSignal;
   timeoutMs?: number;
   outputCapBytes?: number;
+  toolCallId?: string;
+  /** Refuse every tool not declared plan-safe, whichever tool set it came from. */
+  planMode?: boolean;
 }
 
 /** Runs one local tool call. Tool failures (bad arguments, escapes, timeouts) are results, never exceptions. */
 export async function executeTool(tool: ToolDefinition, rawArgs: string, options: ExecuteOptions): Promise<ToolOutput> {
   if (tool.execute == null) return errorOutput(`${tool.name} is not executed by the server`);
+  if (options.planMode === true && tool.planSafe !== true) return errorOutput(`${tool.name} is not available in plan mode`);
   const parsed = parseToolArgs(rawArgs);
   if (!parsed.ok) return errorOutput(parsed.error);
   if (tool.kind === "workspace" && options.workspace == null) return errorOutput("this chat has no workspace");
@@ -123,7 +164,8 @@ export async function executeTool(tool: ToolDefinition, rawArgs: string, options
       if (controller.signal.aborted) resolve(errorOutput("the tool was cancelled"));
       controller.signal.addEventListener("abort", () => resolve(errorOutput("the tool was cancelled")), { once: true });
     });
-    const run = tool.execute(parsed.value, { workspaceRoot, signal: controller.signal });
+    const run = tool.execute(parsed.value, { workspaceRoot, signal: controller.signal,
+      ...(options.toolCallId != null ? { toolCallId: options.toolCallId } : {}) });
     return capOutput(await Promise.race([run, stopped]), options.outputCapBytes);
   } catch (error) {
     if (error instanceof ToolError) return errorOutput(error.message);

@@ -4,14 +4,17 @@ import type { JSONObject, JSONValue } from "../providers/index.ts";
 /**
  * workspace: executed by the worker inside the chat's workspace folder.
  * dynamic: declared by the client; never executed here, the chat pauses for the client's result.
+ * internal: executed by the worker without a workspace (plan mode's `propose_plan`).
  */
-export type ToolKind = "workspace" | "dynamic";
+export type ToolKind = "workspace" | "dynamic" | "internal";
 
 export interface ToolContext {
   /** Realpath of the chat's workspace folder (workspace tools only). */
   workspaceRoot: string;
   /** Aborted on timeout, interrupt, lost lease or shutdown. */
   signal: AbortSignal;
+  /** The provider's id of the call (subagents key a spawn on it, so a re-run after a crash finds the same child). */
+  toolCallId?: string;
 }
 
 export interface ToolOutput {
@@ -28,6 +31,23 @@ export interface ToolDefinition {
   timeoutMs?: number;
   /** Local tools only. `args` is parsed JSON (an object). */
   execute?: (args: JSONObject, ctx: ToolContext) => Promise<ToolOutput>;
+  /** Offered and run in plan mode (design §3): read-only tools, declared-safe dynamic tools, `propose_plan`.
+   * Anything without it is withheld in plan mode and refused if a call to it arrives anyway. */
+  planSafe?: boolean;
+  /** A successful call ends the turn after its batch's results are committed (`propose_plan`). */
+  endsTurn?: boolean;
+}
+
+/** What the deployment allows beyond the read-only workspace tools (off by default; worker environment). */
+export interface ToolDeployment {
+  /** `write_file` and `edit_file` (CHATD_ENABLE_WRITE_TOOLS=1). */
+  writeTools: boolean;
+  /** `run_command` (CHATD_ENABLE_EXEC_TOOLS=1). */
+  execTools: boolean;
+  /** Wall-clock limit of one command; its process group is killed when it passes. */
+  execTimeoutMs: number;
+  /** Bytes kept of each of stdout and stderr. */
+  execOutputCapBytes: number;
 }
 
 /** A tool failure whose message is safe to show the model (no host paths outside the workspace). */

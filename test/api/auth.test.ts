@@ -131,8 +131,10 @@ test("no public input produces a message with structuredOutput; no mutation writ
   const introspection = await t.gql<{ __schema: { mutationType: { fields: { name: string }[] } } }>(
     "query { __schema { mutationType { fields { name } } } }", {}, null);
   const names = introspection.data!.__schema.mutationType.fields.map((field) => field.name).sort();
-  assert.equal(names, ["archiveChat", "createChat", "deleteQueuedMessage", "editChatMessage", "interruptChat",
-    "promoteQueuedMessage", "sendChatMessage", "setChatPlanMode", "submitToolResults"]);
+  // Every mutation is a transition function; none writes a table or a receipt directly.
+  assert.equal(names, ["archiveChat", "cancelBatch", "compactChat", "createBatch", "createChat", "deleteQueuedMessage",
+    "editChatMessage", "interruptChat", "promoteQueuedMessage", "sendChatMessage", "setChatMcpServers", "setChatPlanMode",
+    "submitToolResults"]);
 });
 
 test.run();

@@ -36,7 +36,7 @@ test.after(async () => {
 });
 
 const publicTables = ["chat_public.users", "chat_public.chats", "chat_public.chat_messages", "chat_public.chat_queued_messages",
-  "chat_public.structured_output_requests"];
+  "chat_public.structured_output_requests", "chat_public.batches", "chat_public.batch_items"];
 
 async function allTables(): Promise<{ name: string; column: string }[]> {
   const { rows } = await db.pool.query<{ name: string; column: string }>(
@@ -142,9 +142,10 @@ test("chat_user cannot read chat_private (42501)", async () => {
   }
 });
 
-test("chat_operator reads every table but model_config_secrets (42501)", async () => {
+test("chat_operator reads every table but the *_secrets tables (42501)", async () => {
   for (const { name } of await allTables()) {
-    if (name === "chat_private.model_config_secrets") {
+    // Secrets live in their own *_secrets tables (model configs, MCP servers, hooks) that only the worker reads.
+    if (name.startsWith("chat_private.") && name.endsWith("_secrets")) {
       assert.is(await sqlState(rowsOf("chat_operator", null, `select * from ${name}`)), "42501", name);
       continue;
     }

@@ -77,6 +77,7 @@ const drivers: Record<string, { queue?: boolean; call: (chat: Built, state: Stat
   archive: { call: (c) => asClient("select chat_public.archive_chat($1, true)", [c.chatId]) },
   unarchive: { call: (c) => asClient("select chat_public.archive_chat($1, false)", [c.chatId]) },
   set_plan_mode: { call: (c) => asClient("select chat_public.set_chat_plan_mode($1, true)", [c.chatId]) },
+  set_mcp_servers: { call: (c) => asClient("select chat_public.set_chat_mcp_servers($1, $2)", [c.chatId, []]) },
   acquire_lease: { call: (c) => acquire(db, c.chatId) },
   commit_step: {
     call: async (c) => db.pool.query("select chat_private.commit_step($1, $2, $3, $4, $5)",
@@ -104,6 +105,11 @@ const drivers: Record<string, { queue?: boolean; call: (chat: Built, state: Stat
          values ($1, 'r', '{}', repeat('0', 64)) returning id`, [c.chatId]);
       return db.pool.query("select chat_private.operator_cancel_request($1, 'test')", [rows[0]!.id]);
     },
+  },
+  compact_chat: { call: (c) => asClient("select chat_public.compact_chat($1)", [c.chatId]) },
+  compact_history: {
+    call: async (c) => db.pool.query("select chat_private.compact_history($1, $2, $3, $4, $5, $6, $7)",
+      [...fenceArgs(await plantLease(db, c.chatId)), "[chatd] summary", c.messageId, "Earlier messages were summarized."]),
   },
   operator_retry_chat: { call: (c) => db.pool.query("select chat_private.operator_retry_chat($1)", [c.chatId]) },
   cancel_requires_action: {

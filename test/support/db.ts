@@ -29,6 +29,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.end();
   const url = withDatabase(adminUrl(), name);
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle connection can be ended from the server (a test terminating backends, the database dropped at the
+  // end); without a listener, pg would crash the whole test process instead of failing one query.
+  pool.on("error", () => {});
   return {
     url,
     pool,

@@ -98,7 +98,9 @@ const UNANSWERED = "the call was not executed (the turn ended before it ran)";
 export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<TurnState> {
   const client = await pool.connect();
   try {
-    // One snapshot, so the history, the turn and the chat agree with each other.
+    // One snapshot, so the history, the turn and the chat agree with each other. The prompt starts at the newest
+    // live compaction summary (compaction.ts): the rows it replaced are compressed and older. The boundary, not
+    // the compressed flag, decides, so an edit that discards a summary brings the rows it covered back.
     await client.query("begin isolation level repeatable read read only");
     const chatResult = await client.query<{ id: string; status: string; model_config_id: string; workspace: string | null;
       dynamic_tools: DynamicToolDeclaration[]; plan_mode: boolean }>(
@@ -115,8 +117,9 @@ export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<Turn
     const rows = (await client.query<Row>(
       `select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
        from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
-       where m.chat_id = $1 and not m.deleted and not m.compressed and m.visibility in ('model', 'both')
-         and m.kind <> 'receipt'
+       where m.chat_id = $1 and not m.deleted and m.visibility in ('model', 'both') and m.kind <> 'receipt'
+         and m.id >= (select coalesce(max(s.id), 0) from chat_public.chat_messages s
+                      where s.chat_id = $1 and s.kind = 'summary' and s.visibility = 'model' and not s.deleted)
        order by m.id`, [chatId])).rows;
     await client.query("commit");
     const turn = turnResult.rows[0];

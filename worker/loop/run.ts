@@ -7,9 +7,15 @@
 import type pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import type { ModelConfig, ModelRuntime, StepResult } from "../../src/providers/index.ts";
-import { executeTool, parseToolArgs, toolsForChat, type ChatTools } from "../../src/tools/index.ts";
+import {
+  endsTurnAfter, executeTool, parseToolArgs, toolsForChat, type ChatTools, type ToolDeployment,
+} from "../../src/tools/index.ts";
+import { recordProviderStep } from "../../src/metrics.ts";
+import { openRunTools, type RunTools } from "../../src/mcp/run-tools.ts";
 import { fault, type Faults } from "../faults.ts";
 import { buildAssistantStep } from "./assistant.ts";
+import { maybeCompact } from "./compaction.ts";
+import { runStopHooks } from "./hooks.ts";
 import { loadModelConfig, type RuntimeSettings } from "./config.ts";
 import { loadTurnState, type PendingCall, type TurnState } from "./history.ts";
 import type { ChatListener } from "./listener.ts";
@@ -33,6 +39,8 @@ export interface RuntimeDeps {
   stats: RuntimeStats;
   modelRuntime?: ModelRuntime;
   toolTimeoutMs?: number;
+  /** Optional write and command tools (deployment configuration); default: read-only workspace tools. */
+  toolDeployment?: ToolDeployment;
 }
 
 export interface RuntimeStats {
@@ -60,6 +68,8 @@ class ChatRun {
   private stopReason: StopReason | undefined;
   private streaming = false;
   private config: ModelConfig | null | undefined;
+  /** Subagent and MCP tools, opened once per run (so once per turn) and closed when the run ends. */
+  private runTools: Promise<RunTools> | undefined;
 
   constructor(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings) {
     this.deps = deps;
@@ -103,8 +113,17 @@ class ChatRun {
     } finally {
       clearInterval(heartbeat);
       this.deps.runs.delete(this.stop);
+      await this.runTools?.then((opened) => opened.close()).catch(() => undefined);
       await unsubscribe?.().catch(() => undefined);
     }
+  }
+
+  private openTools(): Promise<RunTools> {
+    this.runTools ??= openRunTools({
+      pool: this.deps.pool, log: this.log, chatId: this.tx.fence.chatId, runnerId: this.tx.fence.runnerId,
+      subscribe: (chatId, onChange) => this.deps.listener.subscribe(chatId, () => onChange()),
+    });
+    return this.runTools;
   }
 
   private async beat(): Promise<void> {
@@ -144,7 +163,7 @@ class ChatRun {
       if (this.stopReason != null) return this.stopped();
       // A validated candidate is durable: a restart after its commit goes straight to finishing the turn.
       if (state.structured?.candidatePresent === true) return this.finish(state);
-      const tools = toolsForChat(state.chat);
+      const tools = toolsForChat(state.chat, (await this.openTools()).tools, this.deps.toolDeployment);
       // Calls of a committed step that have no result yet: this runner's own, or a crashed runner's.
       if (state.pending.length > 0) {
         const outcome = await this.answerCalls(state.pending, tools, state.chat.workspace);
@@ -153,9 +172,16 @@ class ChatRun {
         continue;
       }
       if (state.answered) return this.finish(state);
+      // A stop-after tool (plan mode's propose_plan) answered in the latest step ends the turn, also on recovery.
+      if (endsTurnAfter(state.prompt, tools.byName)) return this.finish(state);
       if (state.steps >= this.settings.maxStepsPerTurn) {
         this.log.warn({ steps: state.steps }, "step limit reached; finishing the turn");
         return this.finish(state);
+      }
+      // Compaction (compaction.ts) runs only here, between steps: no call is waiting for its result.
+      if (await this.compact(state) || this.stopReason != null) {
+        state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+        continue;
       }
       const step = await this.modelStep(state, tools);
       if (step != null) return step;
@@ -183,6 +209,7 @@ class ChatRun {
     // The finalizer's byte cap aborts only the provider request; the run itself goes on and counts a rejection.
     const capAbort = new AbortController();
     const cap = new FinalizerByteCap(() => capAbort.abort("finalizer arguments too large"));
+    const stepStarted = performance.now();
     this.streaming = true;
     let attempt;
     try {
@@ -196,6 +223,7 @@ class ChatRun {
       this.streaming = false;
     }
     const { result, attempts, retried } = attempt;
+    recordProviderStep(this.config.provider, (performance.now() - stepStarted) / 1000, result.finish, result.error?.kind);
     if (this.stopReason === "interrupt") return this.interrupted([], result);
     if (this.stopReason != null) return this.stopped();
     if (result.finish === "error" || (result.finish === "interrupted" && result.error != null)) {
@@ -268,8 +296,9 @@ class ChatRun {
         await fault(this.deps.faults, "during_tool_execution");
       }
       const output = tool == null
-        ? { result: { error: `unknown tool: ${call.tool_name}` }, isError: true }
+        ? { result: { error: tools.withheld.get(call.tool_name) ?? `unknown tool: ${call.tool_name}` }, isError: true }
         : await executeTool(tool, call.args, {
+          planMode: tools.planMode, toolCallId: call.tool_call_id,
           workspacesRoot: this.deps.workspacesRoot, workspace,
           signal: this.controller.signal, ...(this.deps.toolTimeoutMs != null ? { timeoutMs: this.deps.toolTimeoutMs } : {}),
         });
@@ -294,11 +323,32 @@ class ChatRun {
 
   private async finish(state: TurnState): Promise<RunOutcome> {
     const outcome = state.structured == null || state.structured.candidatePresent ? null : noCandidateOutcome(state.structured);
+    // Stop hooks (hooks.ts) run when the turn is about to succeed. A continuation is committed there and the
+    // loop starts over from the database; it happens at most once per turn, so this recursion is bounded.
+    if (outcome == null) {
+      const hooks = await runStopHooks({ pool: this.deps.pool, tx: this.tx, log: this.log, faults: this.deps.faults,
+        signal: this.controller.signal });
+      if (hooks.kind === "stopped") return this.stopReason === "interrupt" ? this.interrupted([]) : this.stopped();
+      if (hooks.kind === "failed") {
+        await this.tx.finishError("hook_failed", hooks.message);
+        this.log.warn({ error: hooks.message }, "stop hook failed; the turn failed closed");
+        return "failed";
+      }
+      if (hooks.kind === "continue") return this.loop();
+    }
     const status = await this.tx.finishTurn(outcome);
     if (state.structured != null) await fault(this.deps.faults, "after_receipt_commit");
     this.deps.stats.turnsFinished += 1;
     this.log.info({ status }, "turn finished");
     return status === "running" ? "promoted" : "finished";
+  }
+
+  /** Compacts the history when due (compaction.ts); true when it changed. */
+  private async compact(state: TurnState): Promise<boolean> {
+    if (this.config === undefined) this.config = await loadModelConfig(this.deps.pool, state.chat.modelConfigId);
+    if (this.config == null) return false;
+    return maybeCompact({ pool: this.deps.pool, tx: this.tx, log: this.log, config: this.config,
+      runtime: this.deps.modelRuntime ?? {}, signal: this.controller.signal, prompt: state.prompt });
   }
 
   private async interrupted(messages: StoredMessage[], result?: StepResult): Promise<RunOutcome> {

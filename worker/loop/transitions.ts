@@ -82,6 +82,13 @@ export class Transitions {
     this.advance(rows[0]);
   }
 
+  /** compact_history: summary, marker and carried-over input in one fenced transaction; the fence moves on. */
+  async compactHistory(summary: string, upToMessageId: string, marker: string, usage: object): Promise<void> {
+    const { rows } = await this.pool.query<FenceRow>("select * from chat_private.compact_history($1, $2, $3, $4, $5, $6, $7, $8)",
+      [...this.args(), summary, upToMessageId, marker, JSON.stringify(usage)]);
+    this.advance(rows[0]);
+  }
+
   async enterRequiresAction(calls: { tool_call_id: string; tool_name: string; args: unknown }[]): Promise<void> {
     await this.pool.query("select chat_private.enter_requires_action($1, $2, $3, $4, $5)", [...this.args(), JSON.stringify(calls)]);
   }

@@ -208,12 +208,39 @@ function defaultPlan(after: LanguageModelV4Message[], tools: FunctionTool[], key
   return textStep(`Hello! This answer comes from the scripted provider, not a real model ${SCRIPTED_LABEL}.`, key);
 }
 
+/** chatd's compaction call starts with this system text (worker/loop/compaction.ts). */
+const SUMMARY_REQUEST = `${CONTROL_PREFIX}summarize`;
+/** Carried by a scripted summary: how many steps of the current request it replaced, so a script resumes at the
+ * right step after compaction although those assistant messages are no longer in the prompt. */
+const STEPS_TAG = /\[scripted steps so far: (\d+)\]/;
+
+/** Steps of the current request that a compaction summary (right before its input) replaced. */
+function compactedSteps(prompt: Prompt): number {
+  for (let i = prompt.length - 1; i >= 0; i--) {
+    const message = prompt[i];
+    if (message?.role !== "user" || userText(message).startsWith(CONTROL_PREFIX)) continue;
+    const before = prompt[i - 1];
+    const match = before != null ? STEPS_TAG.exec(userText(before)) : null;
+    return match != null ? Number(match[1]) : 0;
+  }
+  return 0;
+}
+
+/** The deterministic summary mode: names what it replaced, never what it says. */
+function summaryStep(prompt: Prompt, key: string): PlannedStep {
+  const history = prompt.filter((m) => m.role !== "system");
+  const steps = compactedSteps(history) + currentTurn(history).after.filter((m) => m.role === "assistant").length;
+  return textStep(`Summary of ${history.length} earlier messages ${SCRIPTED_LABEL}. [scripted steps so far: ${steps}]`, key);
+}
+
 export function planStep(options: LanguageModelV4CallOptions): PlannedStep {
   const { user, after } = currentTurn(options.prompt);
-  const stepIndex = after.filter((m) => m.role === "assistant").length;
   // Deterministic per conversation position: the same prompt yields the same key (so a
   // retried attempt is recognised) and call ids differ between steps and turns.
   const key = createHash("sha256").update(JSON.stringify(options.prompt)).digest("hex").slice(0, 12);
+  const first = options.prompt[0];
+  if (first?.role === "system" && first.content.startsWith(SUMMARY_REQUEST)) return summaryStep(options.prompt, key);
+  const stepIndex = compactedSteps(options.prompt) + after.filter((m) => m.role === "assistant").length;
   const script = parseScript(user);
   if (script != null) {
     const step = script[stepIndex];

@@ -1,0 +1,116 @@
+// `npm run bench:e2e`: structured turns through the real database and worker processes with the scripted
+// provider (zero model latency; not a real model). Turn shape: a user message with a schema → one workspace
+// tool call → its result → a valid finalization → the receipt. Prints turns/s at concurrency 8, p50/p99 from
+// request commit to receipt commit, the same at concurrency 1, and, measured in the same run, the commit rate of a
+// trivial INSERT (the physical ceiling), plus transactions per turn.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { projectRoot } from "../src/db/database.ts";
+import { benchDatabase, commitRate, percentile, printTable } from "./support.ts";
+
+const TURNS = Number(process.argv[2] ?? 400);
+const SERIAL_TURNS = Number(process.argv[3] ?? 50);
+const SCHEMA = { type: "object", properties: { files: { type: "integer" }, first: { type: "string" } }, required: ["files"], additionalProperties: false };
+const SCRIPT = JSON.stringify({ script: [
+  { tool_calls: [{ name: "list_files", args: { path: "." } }] },
+  { tool_calls: [{ name: "coder_structured_output", args: { output: { files: 2, first: "a.txt" } } }] },
+] });
+
+function startWorker(url: string, workspaces: string, concurrency: number): ChildProcess {
+  return spawn(process.execPath, [join(projectRoot, "bench", "worker-process.ts")], {
+    env: { ...process.env, DATABASE_URL: url, CHATD_WORKSPACES_ROOT: workspaces, CHATD_BENCH_CONCURRENCY: String(concurrency) },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function createChats(pool: pg.Pool, user: string, count: number): Promise<void> {
+  const format = JSON.stringify({ type: "json_schema", json_schema: { name: "listing", schema: SCHEMA } });
+  const client = await pool.connect();
+  try {
+    for (let i = 0; i < count; i++) {
+      await client.query("begin");
+      await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
+      await client.query("select chat_public.create_chat(content => $1, response_format => $2, workspace => 'bench')",
+        [JSON.stringify([{ type: "text", text: SCRIPT }]), format]);
+      await client.query("commit");
+    }
+  } finally {
+    client.release();
+  }
+}
+
+async function waitForReceipts(pool: pg.Pool, total: number): Promise<void> {
+  for (;;) {
+    const { rows } = await pool.query<{ n: number }>("select count(*)::int as n from chat_public.structured_output_requests where status <> 'pending'");
+    if (rows[0]!.n >= total) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function latencies(pool: pg.Pool): Promise<{ ms: number[]; failed: number }> {
+  const { rows } = await pool.query<{ ms: number; status: string }>(
+    `select extract(epoch from (m.created_at - r.created_at)) * 1000 as ms, r.status::text as status
+     from chat_public.structured_output_requests r join chat_public.chat_messages m on m.id = r.receipt_message_id`);
+  return { ms: rows.map((r) => Number(r.ms)).sort((a, b) => a - b), failed: rows.filter((r) => r.status !== "succeeded").length };
+}
+
+async function xactCommits(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>("select xact_commit as n from pg_stat_database where datname = current_database()");
+  return Number(rows[0]!.n);
+}
+
+const workspaces = join(tmpdir(), `chatd-bench-${process.pid}`);
+mkdirSync(join(workspaces, "bench"), { recursive: true });
+writeFileSync(join(workspaces, "bench", "a.txt"), "alpha\n");
+writeFileSync(join(workspaces, "bench", "b.txt"), "beta\n");
+
+const results: [string, string][] = [];
+for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1", 1, SERIAL_TURNS, true]] as const) {
+  const db = await benchDatabase(`e2e_${label}`);
+  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  try {
+    await pool.query("update chat_private.experiments set enabled = true");
+    const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('bench') returning id")).rows[0]!.id;
+    if (!serial) results.push([`trivial INSERT commits/s (8 connections)`, (await commitRate(db.url, 8, 2000)).toFixed(0)]);
+    const worker = startWorker(db.url, workspaces, concurrency);
+    // Warm up (module load, first compile, connection pools) before measuring.
+    await createChats(pool, user, 4);
+    await waitForReceipts(pool, 4);
+    await pool.query("delete from chat_public.chats");
+    const commitsBefore = await xactCommits(pool);
+    const started = performance.now();
+    if (serial) {
+      for (let i = 0; i < turns; i++) {
+        await createChats(pool, user, 1);
+        await waitForReceipts(pool, i + 1);
+      }
+    } else {
+      await createChats(pool, user, turns);
+      await waitForReceipts(pool, turns);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const commits = (await xactCommits(pool)) - commitsBefore;
+    await stopWorker(worker);
+    const { ms, failed } = await latencies(pool);
+    results.push(
+      [`concurrency ${concurrency}: structured turns`, `${turns} (${failed} not succeeded)`],
+      [`concurrency ${concurrency}: turns/s`, (turns / seconds).toFixed(1)],
+      [`concurrency ${concurrency}: request→receipt p50 / p99 ms`, `${percentile(ms, 50).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`],
+      [`concurrency ${concurrency}: committed transactions per turn (all sessions)`, (commits / turns).toFixed(1)],
+    );
+  } finally {
+    await pool.end();
+    await db.close();
+  }
+}
+console.log(`bench:e2e — scripted provider (zero model latency), ${new Date().toISOString()}, load ${(await import("node:os")).loadavg().map((n) => n.toFixed(2)).join(" ")}`);
+printTable(results);

@@ -1,0 +1,66 @@
+// Shared pieces of the benchmarks: a fresh migrated database (DATABASE_URL's server, else an embedded one),
+// percentiles, and a table printer. Benchmarks print figures; they never assert on time.
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import pg from "pg";
+import { ensureDatabase, projectRoot, withDatabase } from "../src/db/database.ts";
+import { startEmbedded } from "../src/db/embedded.ts";
+import { migrate } from "../src/db/migrate.ts";
+
+export interface BenchDatabase {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function benchDatabase(label: string): Promise<BenchDatabase> {
+  const embedded = process.env.DATABASE_URL ? undefined
+    : await startEmbedded({ dataDir: join(projectRoot, ".chatd", `bench-postgres-${label}`), ephemeral: true });
+  const admin = process.env.DATABASE_URL ?? embedded!.url;
+  const name = `chatd_bench_${label}_${randomBytes(3).toString("hex")}`;
+  await ensureDatabase(admin, name);
+  const url = withDatabase(admin, name);
+  await migrate(url);
+  return {
+    url,
+    async close() {
+      const client = new pg.Client({ connectionString: admin });
+      await client.connect();
+      await client.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+      await client.end();
+      await embedded?.stop();
+    },
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+export function printTable(rows: [string, string][]): void {
+  const width = Math.max(...rows.map(([k]) => k.length));
+  for (const [k, v] of rows) console.log(`${k.padEnd(width)} | ${v}`);
+}
+
+/** Commits per second of a trivial INSERT on `connections` connections for `ms`: the physical ceiling. */
+export async function commitRate(url: string, connections: number, ms: number): Promise<number> {
+  const setup = new pg.Client({ connectionString: url });
+  await setup.connect();
+  await setup.query("create table if not exists bench_commit (id bigserial primary key, at timestamptz default now())");
+  await setup.end();
+  const clients = await Promise.all(Array.from({ length: connections }, async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    return client;
+  }));
+  let commits = 0;
+  const deadline = Date.now() + ms;
+  await Promise.all(clients.map(async (client) => {
+    while (Date.now() < deadline) {
+      await client.query("insert into bench_commit default values");
+      commits += 1;
+    }
+  }));
+  await Promise.all(clients.map((client) => client.end()));
+  return commits / (ms / 1000);
+}

@@ -1,0 +1,99 @@
+// Compaction (design §3 "Compaction"): when the newest step's prompt reached the model config's threshold
+// (compaction_threshold_percent of context_limit, default 70 %), or a client asked (compactChat), the runner asks
+// the same model for a summary of the model-visible history and commits it with compact_history: one fenced
+// transaction that marks the originals compressed (they stay in the transcript; receipts are untouched), inserts
+// the model-only summary and a client-visible marker, and carries the open turn's input over verbatim. Prompts then
+// start at the newest summary (history.ts). turn_progress is not touched, so step, repair, continuation and
+// candidate counts survive.
+//
+// It runs only between steps (no call waits for its result), from the loop, so the summary never splits a tool
+// call from its result. A failed summary call is logged and the step goes on uncompacted: compaction saves
+// context, it never fails a turn (a manual request stays set and is tried again before the next step).
+import type pg from "pg";
+import type { Logger } from "../../src/log.ts";
+import { streamStep, type ChatPrompt, type ModelConfig, type ModelRuntime } from "../../src/providers/index.ts";
+import { CONTROL_PREFIX } from "../../src/structured/finalizer.ts";
+import type { Transitions } from "./transitions.ts";
+
+/** The summary call's instructions. The scripted provider recognises this prefix (its deterministic summary mode). */
+export const SUMMARY_REQUEST_PREFIX = `${CONTROL_PREFIX}summarize`;
+const SUMMARY_INSTRUCTIONS = `${SUMMARY_REQUEST_PREFIX}: you are compacting a conversation between a user and an AI agent. ` +
+  "Write a concise summary that lets the agent continue the work without the original messages: the user's goals and " +
+  "constraints, decisions made, files and tools used with their important results, and what remains to be done. " +
+  "Do not call tools. Answer with the summary text only.";
+/** The summary row starts with the control prefix so that it never reads as a new user input. */
+export const SUMMARY_HEADER = `${CONTROL_PREFIX}Summary of the earlier conversation (it replaces those messages):\n`;
+const SUMMARY_MAX_CHARS = 64 * 1024;
+
+export interface CompactionCheck {
+  due: boolean;
+  source: "manual" | "automatic";
+  contextTokens: number | null;
+  contextLimit: number;
+  thresholdPercent: number;
+  /** The newest live row the summary will cover. */
+  upToMessageId: string | null;
+}
+
+/** Whether the history is due for compaction, read in one query. */
+export async function compactionCheck(pool: pg.Pool, chatId: string): Promise<CompactionCheck> {
+  const { rows } = await pool.query<{ requested: boolean; context_limit: number; threshold: number; tokens: string | null; up_to: string | null }>(
+    `with boundary as (
+       select coalesce(max(s.id), 0) as id from chat_public.chat_messages s
+       where s.chat_id = $1 and s.kind = 'summary' and s.visibility = 'model' and not s.deleted)
+     select c.compaction_requested_at is not null as requested, m.context_limit, m.compaction_threshold_percent as threshold,
+       (select (x.usage ->> 'inputTokens')::bigint from chat_public.chat_messages x, boundary b
+        where x.chat_id = c.id and x.id > b.id and not x.deleted and x.role = 'assistant' and x.kind = 'message'
+          and x.usage ? 'inputTokens' order by x.id desc limit 1) as tokens,
+       (select max(x.id) from chat_public.chat_messages x where x.chat_id = c.id and not x.deleted) as up_to
+     from chat_public.chats c join chat_private.model_configs m on m.id = c.model_config_id where c.id = $1`, [chatId]);
+  const row = rows[0];
+  if (row == null) return { due: false, source: "automatic", contextTokens: null, contextLimit: 0, thresholdPercent: 100, upToMessageId: null };
+  const tokens = row.tokens == null ? null : Number(row.tokens);
+  const automatic = tokens != null && tokens * 100 >= row.context_limit * row.threshold;
+  return {
+    due: row.up_to != null && (row.requested || automatic),
+    source: row.requested ? "manual" : "automatic",
+    contextTokens: tokens,
+    contextLimit: row.context_limit,
+    thresholdPercent: row.threshold,
+    upToMessageId: row.up_to,
+  };
+}
+
+export interface CompactionContext {
+  pool: pg.Pool;
+  tx: Transitions;
+  log: Logger;
+  config: ModelConfig;
+  runtime: ModelRuntime;
+  signal: AbortSignal;
+  /** The model-visible history the next step would send (history.ts). */
+  prompt: ChatPrompt;
+}
+
+/** Compacts when due. True when the history changed (the caller re-reads it). */
+export async function maybeCompact(ctx: CompactionContext): Promise<boolean> {
+  const check = await compactionCheck(ctx.pool, ctx.tx.fence.chatId);
+  if (!check.due || check.upToMessageId == null) return false;
+  const prompt: ChatPrompt = [
+    { role: "system", content: [{ type: "text", text: SUMMARY_INSTRUCTIONS }] },
+    ...ctx.prompt.filter((m) => m.role !== "system"),
+    { role: "user", content: [{ type: "text", text: `${CONTROL_PREFIX}Summarize the conversation above now.` }] },
+  ];
+  const result = await streamStep(ctx.config, { prompt, tools: [], abortSignal: ctx.signal }, ctx.runtime);
+  if (ctx.signal.aborted) return false;
+  const summary = result.parts.flatMap((p) => p.type === "text" ? [p.text] : []).join("").trim();
+  if (result.finish !== "stop" || summary === "") {
+    ctx.log.warn({ finish: result.finish, kind: result.error?.kind, source: check.source }, "summary call failed; the step goes on uncompacted");
+    return false;
+  }
+  const usagePercent = check.contextTokens == null ? null : Math.round((check.contextTokens * 100) / check.contextLimit);
+  const marker = check.source === "manual"
+    ? "Earlier messages were summarized on request; the model now sees a summary instead of them."
+    : `Earlier messages were summarized automatically (the prompt reached ${usagePercent ?? "?"} % of the context limit; threshold ${check.thresholdPercent} %).`;
+  await ctx.tx.compactHistory(SUMMARY_HEADER + summary.slice(0, SUMMARY_MAX_CHARS), check.upToMessageId, marker,
+    { ...result.usage, source: check.source, context_tokens: check.contextTokens, context_limit_tokens: check.contextLimit });
+  ctx.log.info({ source: check.source, context_tokens: check.contextTokens, up_to: check.upToMessageId }, "history compacted");
+  return true;
+}
