@@ -20,7 +20,9 @@ const SCRIPT = JSON.stringify({ script: [
 ] });
 
 function startWorker(url: string, workspaces: string, concurrency: number): ChildProcess {
-  return spawn(process.execPath, [join(projectRoot, "bench", "worker-process.ts")], {
+  // CHATD_BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker process.
+  const nodeArgs = (process.env.CHATD_BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
+  return spawn(process.execPath, [...nodeArgs, join(projectRoot, "bench", "worker-process.ts")], {
     env: { ...process.env, DATABASE_URL: url, CHATD_WORKSPACES_ROOT: workspaces, CHATD_BENCH_CONCURRENCY: String(concurrency) },
     stdio: ["ignore", "ignore", "inherit"],
   });

@@ -10,7 +10,9 @@ import {
 } from "../support/chats.ts";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import { barrier, startMockProvider, type MockProviderServer } from "../support/mock-providers/index.ts";
-import { addModelConfig, createWorkerChat, fastSettings, makeWorkspaces, startTestWorker, waitFor, waitForStatus } from "../support/worker.ts";
+import {
+  addModelConfig, createWorkerChat, fastSettings, makeWorkspaces, setSetting, startTestWorker, waitFor, waitForStatus,
+} from "../support/worker.ts";
 import type { RunningWorker } from "../../worker/index.ts";
 
 let db: TestDatabase;
@@ -19,6 +21,8 @@ let user: string;
 test.before(async () => {
   db = await createTestDatabase();
   await fastSettings(db);
+  // The SQL-level races hold leases across several statements; a short lease would expire on a loaded machine.
+  await setSetting(db, "lease_seconds", 120);
   await setStructuredExperiment(db, true);
   user = await createUser(db, "racer");
 });
@@ -63,10 +67,12 @@ test("two runners completing the same request: one receipt; the stale one is fen
   try {
     await a.client.query("begin");
     await a.client.query("select chat_private.finish_turn($1, $2, $3, $4)", finishArgs(fence));
-    const second = b.client.query("select chat_private.finish_turn($1, $2, $3, $4)", finishArgs(fence));
+    // Settled at once so that a failure before the barrier cannot leave an unhandled rejection behind.
+    const second = b.client.query("select chat_private.finish_turn($1, $2, $3, $4)", finishArgs(fence)).then(
+      () => "succeeded", (error: { code?: string }) => error.code ?? "no code");
     await blockedOnLock(db, b.pid);
     await a.client.query("commit");
-    assert.is(await sqlState(second), "CHFNC");
+    assert.is(await second, "CHFNC");
     assert.equal((await receipts(db, chat.chat_id)).map((r) => r.status), ["succeeded"]);
   } finally {
     await a.client.end();

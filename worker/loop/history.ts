@@ -96,52 +96,63 @@ function assistantParts(row: Row): AssistantPart[] {
 const UNANSWERED = "the call was not executed (the turn ended before it ran)";
 
 export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<TurnState> {
-  const client = await pool.connect();
-  try {
-    // One snapshot, so the history, the turn and the chat agree with each other. The prompt starts at the newest
-    // live compaction summary (compaction.ts): the rows it replaced are compressed and older. The boundary, not
-    // the compressed flag, decides, so an edit that discards a summary brings the rows it covered back.
-    await client.query("begin isolation level repeatable read read only");
-    const chatResult = await client.query<{ id: string; status: string; model_config_id: string; workspace: string | null;
-      dynamic_tools: DynamicToolDeclaration[]; plan_mode: boolean }>(
-      "select id, status::text, model_config_id, workspace, dynamic_tools, plan_mode from chat_public.chats where id = $1", [chatId]);
-    const c = chatResult.rows[0];
-    if (c == null) throw Object.assign(new Error("chat not found"), { code: "CHNTF" });
-    const turnResult = await client.query<{ input_message_id: string | null; steps: number; request_id: string | null;
-      schema_text: string | null; rejected_batches: number; value_rejected: boolean; candidate_present: boolean }>(
-      `select t.input_message_id, t.steps, r.id as request_id, r.schema::text as schema_text, t.rejected_batches,
-              t.value_rejected, t.candidate_present
-       from chat_private.turn_progress t
-       left join chat_public.structured_output_requests r on r.id = t.structured_output_request_id and r.status = 'pending'
-       where t.chat_id = $1 and t.finished_at is null`, [chatId]);
-    const rows = (await client.query<Row>(
-      `select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
-       from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
-       where m.chat_id = $1 and not m.deleted and m.visibility in ('model', 'both') and m.kind <> 'receipt'
-         and m.id >= (select coalesce(max(s.id), 0) from chat_public.chat_messages s
-                      where s.chat_id = $1 and s.kind = 'summary' and s.visibility = 'model' and not s.deleted)
-       order by m.id`, [chatId])).rows;
-    await client.query("commit");
-    const turn = turnResult.rows[0];
-    const turnStart = turn?.input_message_id != null ? BigInt(turn.input_message_id) : 0n;
-    return {
-      chat: {
-        id: c.id, status: c.status, modelConfigId: c.model_config_id, workspace: c.workspace,
-        dynamicTools: c.dynamic_tools, planMode: c.plan_mode,
-      },
-      ...assemble(rows, turnStart),
-      steps: turn?.steps ?? 0,
-      structured: turn?.request_id != null && turn.schema_text != null ? {
-        requestId: turn.request_id, schemaText: turn.schema_text, rejectedBatches: turn.rejected_batches,
-        valueRejected: turn.value_rejected, candidatePresent: turn.candidate_present,
-      } : null,
-    };
-  } catch (error) {
-    await client.query("rollback").catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  // One statement, so one snapshot (the history, the turn and the chat agree with each other) in one round trip.
+  // The prompt starts at the newest live compaction summary (compaction.ts): the rows it replaced are compressed
+  // and older. The boundary, not the compressed flag, decides, so an edit that discards a summary brings the rows
+  // it covered back. Bigint ids travel as text.
+  const { rows: [state] } = await pool.query<{ chat: ChatRow | null; turn: TurnRow | null; history: Row[] }>(
+    `select
+       (select row_to_json(c) from (select id, status::text as status, model_config_id, workspace, dynamic_tools, plan_mode
+                                    from chat_public.chats where id = $1) c) as chat,
+       (select row_to_json(t) from (
+          select t.input_message_id::text as input_message_id, t.steps, r.id as request_id, r.schema::text as schema_text,
+                 t.rejected_batches, t.value_rejected, t.candidate_present
+          from chat_private.turn_progress t
+          left join chat_public.structured_output_requests r on r.id = t.structured_output_request_id and r.status = 'pending'
+          where t.chat_id = $1 and t.finished_at is null) t) as turn,
+       coalesce((select json_agg(json_build_object('id', h.id::text, 'role', h.role, 'content', h.content,
+                                                   'provider_metadata', h.provider_metadata, 'finish', h.finish) order by h.id)
+                 from (select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
+                       from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
+                       where m.chat_id = $1 and not m.deleted and m.visibility in ('model', 'both') and m.kind <> 'receipt'
+                         and m.id >= (select coalesce(max(s.id), 0) from chat_public.chat_messages s
+                                      where s.chat_id = $1 and s.kind = 'summary' and s.visibility = 'model' and not s.deleted)) h),
+                '[]'::json) as history`, [chatId]);
+  const c = state?.chat;
+  if (c == null) throw Object.assign(new Error("chat not found"), { code: "CHNTF" });
+  const turn = state!.turn;
+  const turnStart = turn?.input_message_id != null ? BigInt(turn.input_message_id) : 0n;
+  return {
+    chat: {
+      id: c.id, status: c.status, modelConfigId: c.model_config_id, workspace: c.workspace,
+      dynamicTools: c.dynamic_tools, planMode: c.plan_mode,
+    },
+    ...assemble(state!.history, turnStart),
+    steps: turn?.steps ?? 0,
+    structured: turn?.request_id != null && turn.schema_text != null ? {
+      requestId: turn.request_id, schemaText: turn.schema_text, rejectedBatches: turn.rejected_batches,
+      valueRejected: turn.value_rejected, candidatePresent: turn.candidate_present,
+    } : null,
+  };
+}
+
+interface ChatRow {
+  id: string;
+  status: string;
+  model_config_id: string;
+  workspace: string | null;
+  dynamic_tools: DynamicToolDeclaration[];
+  plan_mode: boolean;
+}
+
+interface TurnRow {
+  input_message_id: string | null;
+  steps: number;
+  request_id: string | null;
+  schema_text: string | null;
+  rejected_batches: number;
+  value_rejected: boolean;
+  candidate_present: boolean;
 }
 
 /** History rows → prompt. Unanswered calls of earlier turns get a synthetic error result (providers refuse a
