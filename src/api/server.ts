@@ -10,6 +10,7 @@ import { resolveApiConnection } from "./api-role.ts";
 import { identify, resolveJwtSecret, signToken } from "./auth.ts";
 import { ChatListener } from "./listener.ts";
 import { makePreset } from "./preset.ts";
+import { bindMetricsDatabase, metricsHandler } from "../metrics.ts";
 
 export interface ApiServer {
   /** Base URL (`http://host:port`). */
@@ -53,6 +54,8 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   if (!options.apiDatabaseUrl && !databaseUrl) throw new Error("startApi needs apiDatabaseUrl or a pool with a connectionString");
   const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, databaseUrl!);
   const apiPool = new pg.Pool({ connectionString: apiUrl, max: 10 });
+  // The database gauges of /metrics read with the service's own pool (the API role sees only through RLS).
+  bindMetricsDatabase(options.pool);
   apiPool.on("error", (error) => logger.warn({ err: error }, "idle API database connection failed"));
   const listener = new ChatListener(apiUrl);
   const pgl = postgraphile(makePreset({
@@ -64,6 +67,10 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const upgrade = await serv.getUpgradeHandler();
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.url === "/metrics") {
+      void metricsHandler(req, res);
+      return;
+    }
     if (req.url === "/health") {
       options.pool.query("select 1").then(
         () => json(res, 200, { ok: true }),

@@ -23,6 +23,14 @@ export class ChatListener {
   private connecting: Promise<pg.Client> | undefined;
   private readonly handlers = new Map<string, Set<Handler>>();
   private closed = false;
+  /** LISTEN/UNLISTEN run one at a time on the shared client (pg deprecates overlapping queries on one client). */
+  private statements: Promise<unknown> = Promise.resolve();
+
+  private serial(run: () => Promise<unknown>): Promise<unknown> {
+    const next = this.statements.then(run, run);
+    this.statements = next.catch(() => undefined);
+    return next;
+  }
 
   constructor(databaseUrl: string, log: Logger) {
     this.databaseUrl = databaseUrl;
@@ -81,12 +89,13 @@ export class ChatListener {
     }
     set.add(handler);
     const client = await this.connect();
-    if (first) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+    if (first) await this.serial(() => client.query(`listen ${pg.escapeIdentifier(channel)}`));
     return async () => {
       set.delete(handler);
       if (set.size > 0 || this.handlers.get(channel) !== set) return;
       this.handlers.delete(channel);
-      await this.client?.query(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
+      const current = this.client;
+      if (current != null) await this.serial(() => current.query(`unlisten ${pg.escapeIdentifier(channel)}`)).catch(() => undefined);
     };
   }
 

@@ -10,7 +10,7 @@ import type { ModelConfig, ModelRuntime, StepResult } from "../../src/providers/
 import {
   endsTurnAfter, executeTool, parseToolArgs, toolsForChat, type ChatTools, type ToolDeployment,
 } from "../../src/tools/index.ts";
-import { recordProviderStep } from "../../src/metrics.ts";
+import { observeValidation, recordProviderStep } from "../../src/metrics.ts";
 import { openRunTools, type RunTools } from "../../src/mcp/run-tools.ts";
 import { fault, type Faults } from "../faults.ts";
 import { buildAssistantStep } from "./assistant.ts";
@@ -231,13 +231,16 @@ class ChatRun {
     }
     const built = buildAssistantStep(result, { attempts });
     if (governing != null && state.structured != null) {
+      const judged = performance.now();
       const verdict = judgeStep(result, governing.validator);
+      observeValidation((performance.now() - judged) / 1000);
       const commit = structuredCommit(verdict, built, state.structured, state.steps + 1, this.settings.finalizerRepairs, cap.exceeded);
       if (commit.next.kind !== "ordinary") {
         await this.tx.commitStepJson(commit.messages, commit.progress);
         if (retried) await this.tx.recordRetryState(null);
         await fault(this.deps.faults, "after_assistant_commit");
-        this.log.info({ verdict: verdict.kind, ...(verdict.kind === "rejected" ? { reason: verdict.reason } : {}) }, "finalizer batch judged");
+        this.log.info({ request_id: state.structured.requestId, verdict: verdict.kind,
+          ...(verdict.kind === "rejected" ? { reason: verdict.reason } : {}) }, "finalizer batch judged");
         if (verdict.kind === "rejected") await fault(this.deps.faults, "after_placeholder_commit");
         if (commit.next.kind === "fail") return this.endStructured(commit.next.outcome);
         if (commit.next.kind === "finish") {
