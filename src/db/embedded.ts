@@ -36,28 +36,56 @@ export function freePort(): Promise<number> {
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  // A killed process whose parent has not reaped it yet (a zombie) still answers signal 0.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+/** The postmaster running on `clusterDir`, from its postmaster.pid (line 1: pid, line 4: port). */
+function runningServer(clusterDir: string): { pid: number; port: number } | undefined {
+  const pidFile = join(clusterDir, "postmaster.pid");
+  if (!existsSync(pidFile)) return undefined;
+  const lines = readFileSync(pidFile, "utf8").split("\n");
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid) || !Number.isInteger(port) || port <= 0) return undefined;
+  return { pid, port };
+}
+
+async function stopServer(pid: number): Promise<void> {
+  if (!processAlive(pid)) return;
+  process.kill(pid, "SIGINT");
+  const deadline = Date.now() + 30_000;
+  while (processAlive(pid)) {
+    if (Date.now() > deadline) throw new Error(`embedded PostgreSQL (pid ${pid}) did not stop within 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 /**
- * A process killed with SIGKILL leaves its postgres running (reparented to PID 1) and holding the data folder.
- * Stop that orphan so that this process can own the cluster again.
+ * A cluster can already be running: started by another chatd process that is still alive (`npm start` while a
+ * CLI command runs), which is shared and left running; or orphaned by a chatd killed with SIGKILL (postgres
+ * lives on, reparented to PID 1), which this process adopts and stops on exit.
  */
-async function stopOrphan(dataDir: string, log: (line: string) => void): Promise<void> {
-  const pidFile = join(dataDir, "postmaster.pid");
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return;
-  log(`stopping orphaned embedded PostgreSQL (pid ${pid}) left by an earlier run`);
-  process.kill(pid, "SIGINT");
-  const deadline = Date.now() + 30_000;
-  while (processAlive(pid)) {
-    if (Date.now() > deadline) throw new Error(`orphaned PostgreSQL (pid ${pid}) did not stop within 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+function attach(dataDir: string, clusterDir: string, url: (port: number) => string, log: (line: string) => void): EmbeddedServer | undefined {
+  const running = runningServer(clusterDir);
+  if (running == null) return undefined;
+  const ownerFile = join(dataDir, "owner.pid");
+  const owner = existsSync(ownerFile) ? Number(readFileSync(ownerFile, "utf8")) : NaN;
+  if (Number.isInteger(owner) && owner !== process.pid && processAlive(owner)) {
+    log(`using the embedded PostgreSQL that chatd process ${owner} runs (port ${running.port})`);
+    return { url: url(running.port), port: running.port, stop: async () => {} };
   }
+  writeFileSync(ownerFile, String(process.pid));
+  log(`adopting the embedded PostgreSQL (pid ${running.pid}) left running by a chatd that was killed`);
+  return { url: url(running.port), port: running.port, stop: () => stopServer(running.pid) };
 }
 
 /** PostgreSQL refuses to run as root; run it as the `postgres` OS user, creating that user when absent. */
@@ -81,9 +109,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   const { dataDir } = options;
   const clusterDir = join(dataDir, "cluster");
   const passwordFile = join(dataDir, "superuser-password");
-  await stopOrphan(clusterDir, log);
+  if (options.ephemeral) {
+    // A throw-away cluster is never shared: stop whatever an earlier (killed) run left, then start clean.
+    const leftover = runningServer(clusterDir);
+    if (leftover) await stopServer(leftover.pid);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
   const owner = postgresOsUser();
-  if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });
   // The postgres OS user must be able to traverse to its cluster folder when we run as root.
   mkdirSync(dataDir, { recursive: true, mode: 0o711 });
   if (owner) {
@@ -92,6 +124,11 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   }
   if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(18).toString("base64url"), { mode: 0o600 });
   const password = readFileSync(passwordFile, "utf8").trim();
+  const urlFor = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  if (!options.ephemeral) {
+    const attached = attach(dataDir, clusterDir, urlFor, log);
+    if (attached) return attached;
+  }
   const initialised = existsSync(join(clusterDir, "PG_VERSION"));
   if (!initialised) {
     rmSync(clusterDir, { recursive: true, force: true });
@@ -123,9 +160,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     const server = makeServer(port);
     try {
       await server.start();
-      const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-      return { url, port, stop: () => server.stop() };
+      if (!options.ephemeral) writeFileSync(join(dataDir, "owner.pid"), String(process.pid));
+      return { url: urlFor(port), port, stop: () => server.stop() };
     } catch (error) {
+      // Another chatd process may have started the cluster at the same moment: use it.
+      const attached = options.ephemeral ? undefined : attach(dataDir, clusterDir, urlFor, log);
+      if (attached) return attached;
       if (attempt >= 3) {
         throw new Error(`embedded PostgreSQL failed to start in ${clusterDir} (CHATD_LOG_LEVEL=debug shows its log)`, { cause: error });
       }
