@@ -81,6 +81,8 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
   const pool = new pg.Pool({ connectionString: db.url, max: 4 });
   try {
     await pool.query("update chat_private.experiments set enabled = true");
+    // Per-function timings (pg_stat_user_functions) for sessions opened from now on: where the database time goes.
+    await pool.query(`alter database ${pg.escapeIdentifier(new URL(db.url).pathname.slice(1))} set track_functions = 'pl'`);
     const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('bench') returning id")).rows[0]!.id;
     if (!serial) results.push([`trivial INSERT commits/s (8 connections)`, (await commitRate(db.url, 8, 2000)).toFixed(0)]);
     const worker = startWorker(db.url, workspaces, concurrency);
@@ -102,6 +104,12 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     const seconds = (performance.now() - started) / 1000;
     const commits = (await xactCommits(pool)) - commitsBefore;
     await stopWorker(worker);
+    if (!serial) {
+      const { rows } = await pool.query<{ name: string; calls: string; self_ms: number; total_ms: number }>(
+        `select schemaname || '.' || funcname as name, calls, self_time as self_ms, total_time as total_ms
+         from pg_stat_user_functions order by self_time desc limit 12`);
+      for (const row of rows) results.push([`  db ${row.name} (${row.calls} calls)`, `self ${(row.self_ms / turns).toFixed(2)} ms/turn, total ${(row.total_ms / turns).toFixed(2)} ms/turn`]);
+    }
     const { ms, failed } = await latencies(pool);
     results.push(
       [`concurrency ${concurrency}: structured turns`, `${turns} (${failed} not succeeded)`],

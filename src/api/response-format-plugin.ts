@@ -82,6 +82,12 @@ export const ResponseFormatPlugin = wrapPlans((build) => {
         admitNew(fieldArgs);
         return plan();
       },
+      // A batch's schema is checked here too, so an invalid one is refused before anything is stored (the SQL
+      // function sees only jsonb: merged duplicate keys, no $ref screening); the worker's later check stays.
+      createBatch(plan, _$source, fieldArgs) {
+        admitNew(fieldArgs);
+        return plan();
+      },
       editChatMessage(_plan, _$source, fieldArgs) {
         const $preserved = sideEffectWithPgClient(executor, inputOf(fieldArgs), async (client, input): Promise<Preserved> => {
           if (input.responseFormat != null) {

@@ -164,6 +164,7 @@ test("(mock provider) cancelBatch by another user is refused and changes nothing
   const { allBatchItems } = await gql<{ allBatchItems: { nodes: ItemView[] } }>(ITEMS, { id: batchId }, alice.token);
   assert.equal(allBatchItems.nodes.map((item) => [item.line, item.status, item.errorCode]),
     [[1, "CANCELED", "operator_canceled"], [2, "CANCELED", "batch_canceled"]]);
+  if (process.env.LIVE_DEBUG) console.log("REQS", JSON.stringify(server.requests.slice(from).map((r) => (r.body as { messages: unknown[] }).messages)));
   assert.is(server.requests.length - from, 1, "the second item never started");
 });
 
