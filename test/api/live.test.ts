@@ -95,7 +95,6 @@ async function next(events: Events, boundMs = 30_000): Promise<Event> {
     timer = setTimeout(() => reject(new Error(`no chatEvents event within ${boundMs} ms`)), boundMs);
   });
   const response = await Promise.race([events.next(), bound]).finally(() => clearTimeout(timer));
-  if (process.env.LIVE_DEBUG) console.log(JSON.stringify(response.data?.chatEvents));
   assert.not.ok(response.errors, JSON.stringify(response.errors));
   return response.data!.chatEvents;
 }
