@@ -43,6 +43,15 @@ begin
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
 
+-- A workspace is a folder name under the deployment's workspace root, never a path (chats and batches alike).
+create or replace function chat_private.check_workspace(p_workspace text) returns void as $$
+begin
+  if p_workspace is not null and p_workspace !~ '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
+    raise exception 'workspace must be a folder name (letters, digits, _ . -)' using errcode = 'CIINV', column = 'workspace';
+  end if;
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+
 -- Creates a chat for p_owner with an already parsed json_schema envelope (or null). Shared by the client
 -- transition and by batch dispatch, which creates chats for a batch's owner inside the worker's transaction.
 create or replace function chat_private.create_chat_as(
@@ -66,10 +75,7 @@ begin
   if p_title is not null and length(p_title) > 200 then
     raise exception 'title has more than 200 characters' using errcode = 'CIINV', column = 'title';
   end if;
-  -- A workspace is a folder name under the deployment's workspace root, never a path.
-  if p_workspace is not null and p_workspace !~ '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
-    raise exception 'workspace must be a folder name (letters, digits, _ . -)' using errcode = 'CIINV', column = 'workspace';
-  end if;
+  perform chat_private.check_workspace(p_workspace);
   select id into v_model from chat_private.model_configs m
   where m.enabled and (m.id = p_model_config_id or (p_model_config_id is null and m.is_default));
   if v_model is null then

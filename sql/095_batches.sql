@@ -54,9 +54,7 @@ begin
   if p_name is not null and length(p_name) > 200 then
     raise exception 'name has more than 200 characters' using errcode = 'CIINV', column = 'name';
   end if;
-  if p_workspace is not null and p_workspace !~ '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
-    raise exception 'workspace must be a folder name (letters, digits, _ . -)' using errcode = 'CIINV', column = 'workspace';
-  end if;
+  perform chat_private.check_workspace(p_workspace);
   if p_concurrency is null or p_concurrency not between 1 and 64 then
     raise exception 'concurrency must be between 1 and 64' using errcode = 'CIINV', column = 'concurrency';
   end if;
