@@ -229,7 +229,9 @@ $$ language plpgsql volatile security definer set search_path to pg_catalog, pub
 
 -- Recovery: runnable chats whose lease expired (a crashed worker) are re-enqueued, counting recoveries per turn;
 -- past the bound the turn fails instead of crashing workers forever. Runnable chats with no lease at all are
--- re-enqueued without counting (their job may have been lost). Returns the chats touched.
+-- re-enqueued without counting when their job is gone, or held longer than a lease by a worker that never took
+-- the lease (it died between picking the job and acquiring); a job that is waiting, or was just picked, is left
+-- alone, so a backlog of new chats is not re-enqueued over and over. Returns the chats touched.
 create or replace function chat_private.sweep_expired_leases() returns integer as $$
 declare
   v_chat record;
@@ -239,7 +241,13 @@ begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
-    where c.status in ('running', 'interrupting') and (l.chat_id is null or l.expires_at <= now())
+    where c.status in ('running', 'interrupting')
+      and (l.expires_at <= now()
+           or (l.chat_id is null and not exists (
+                 select 1 from graphile_worker._private_jobs j
+                 where j.key = 'chat:' || c.id
+                   and (j.locked_at is null
+                        or j.locked_at > now() - make_interval(secs => chat_private.setting_int('lease_seconds'))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
