@@ -116,6 +116,24 @@ test("a provider rejection (schema-related 400, mock) ends as an explicit failed
   assert.not.match(rows[0]!.text, /SECRET-DETAIL/, "no provider body in the receipt");
 });
 
+test("oversized finalizer arguments (mock) are cut off while streaming and never stored; the repair succeeds", async () => {
+  const chunk = "x".repeat(100 * 1024);
+  const { chat, bodies } = await runChat("openai-chat", [
+    { toolCalls: [{ id: "big1", name: "coder_structured_output", fragments: ['{"output":{"total":1,"label":"', chunk, chunk, chunk, '"}}'] }] },
+    { toolCalls: [{ id: "big2", name: "coder_structured_output", fragments: ['{"output":{"total":8}}'] }] },
+  ]);
+  assert.equal([(await receipt(chat)).status, (await receipt(chat)).value], ["succeeded", '{"total": 8}']);
+  assert.is(bodies.length, 2);
+  assert.match(JSON.stringify(bodies[1]), /exceeded/, "the model was told why its attempt was rejected");
+  const { rows } = await db.pool.query<{ bytes: number; capped: boolean | null }>(
+    `select octet_length(m.content::text) + coalesce(octet_length(i.provider_metadata::text), 0) as bytes,
+            (i.finalizer_screening ->> 'cap_exceeded')::boolean as capped
+     from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
+     where m.chat_id = $1 and m.role = 'assistant' order by m.id limit 1`, [chat]);
+  assert.is(rows[0]!.capped, true, "the byte cap stopped the stream");
+  assert.ok(rows[0]!.bytes < 4096, `the payload was not persisted (${rows[0]!.bytes} bytes)`);
+});
+
 test("a refusal (mock) fails the request with refused", async () => {
   const { chat } = await runChat("openai-chat", [{ refusal: "I can't help with that." }]);
   assert.equal([(await receipt(chat)).status, (await receipt(chat)).code], ["failed", "refused"]);

@@ -160,8 +160,10 @@ export function structuredCommit(verdict: BatchVerdict, built: BuiltStep, state:
         kept.add(id);
       }
       if (assistant.internals) assistant.internals.finalizer_screening = { reason: verdict.reason, calls: verdict.screening, cap_exceeded: capExceeded };
+      const capped = { error: `the finalizer arguments exceeded ${FINALIZER_ARGS_MAX_BYTES} bytes; submit a smaller value` };
       const results = verdict.results.filter((r) => kept.has(r.toolCallId)).map((r) => ({
-        type: "tool-result", tool_call_id: r.toolCallId, tool_name: r.toolName, result: r.result, is_error: true, provider_executed: false,
+        type: "tool-result", tool_call_id: r.toolCallId, tool_name: r.toolName,
+        result: capExceeded && r.toolName === FINALIZER_TOOL_NAME ? capped : r.result, is_error: true, provider_executed: false,
       }));
       const answersFinalizer = results.some((r) => r.tool_name === FINALIZER_TOOL_NAME);
       const rows: object[] = [built.message];
