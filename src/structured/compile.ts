@@ -9,11 +9,11 @@
 import { _, Ajv, type CodeKeywordDefinition, type ErrorObject, type KeywordCxt, type KeywordDefinition, type ValidateFunction } from "ajv";
 import type { DataValidateFunction, RegExpEngine } from "ajv/dist/types/index.js";
 import draft07 from "ajv/dist/refs/json-schema-draft-07.json" with { type: "json" };
-import type { RE2JS } from "re2js";
+import { RE2Set, type RE2JS } from "re2js";
 import { COMPILE_CACHE_SIZE, SCHEMA_MAX_BYTES } from "./caps.ts";
 import { canonicalJson, sha256Hex } from "./canonical.ts";
 import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, type Decimal } from "./decimal.ts";
-import { equalityKeyAt, longNumberAt, ownKeys } from "./exact-data.ts";
+import { equalityKeyAt, longNumberAt, ownKeys, ownValues } from "./exact-data.ts";
 import { FORMAT_CHECKS, SUPPORTED_FORMATS } from "./formats.ts";
 import { isJsonObject, JsonNumber, type JsonValue } from "./json-boundary.ts";
 import { compileRe2, screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
@@ -33,7 +33,52 @@ export type CompileResult = { ok: true; validator: CompiledSchema } | { ok: fals
 
 // Programs the screen compiled for the schema being compiled (compilation is synchronous).
 let screenedPatterns: ReadonlyMap<string, RE2JS> | undefined;
-const re2Engine = ((pattern: string) => screenedPatterns?.get(pattern) ?? compileRe2(pattern)) as unknown as RegExpEngine;
+// True while ajv generates a key loop (iterateCachedKeys): its patterns are tested against keys.
+let keyPatterns = false;
+
+/**
+ * A pattern tested against object keys (patternProperties, and additionalProperties beside it).
+ * re2js's `test` runs a one-pass pattern (most anchored patterns are) on its one-pass engine, which
+ * interprets the program rune by rune (~1 µs per key for the counted repetitions in the bench); a
+ * single-pattern RE2Set always runs re2js's lazy DFA (~0.3 µs), falling back to the NFA when the DFA
+ * gives up. Same RE2 flags (PERL) as RE2JS.compile, same unanchored search, so the same verdict
+ * (cross-checked in test/structured/fast-paths.test.ts). The set is built on first use, so schemas
+ * that are only compiled pay nothing; if it cannot be built, the RE2JS program decides.
+ */
+export class KeyPattern {
+  readonly #re: RE2JS;
+  #set: RE2Set | null | undefined;
+  constructor(re: RE2JS) {
+    this.#re = re;
+  }
+  test(s: string): boolean {
+    if (this.#set === undefined) {
+      try {
+        const set = new RE2Set(RE2Set.UNANCHORED, 0, KEY_PATTERN_DFA_BYTES);
+        set.add(this.#re.pattern());
+        set.compile();
+        this.#set = set;
+      } catch {
+        this.#set = null;
+      }
+    }
+    return this.#set === null ? this.#re.test(s) : this.#set.match(s).length > 0;
+  }
+  /**
+   * ajv de-duplicates patterns by toString(). RE2JS returns its pattern text, which never contains
+   * U+0000 (the boundary rejects it in schemas), so the suffix keeps key and value programs apart.
+   */
+  toString(): string {
+    return `${this.#re.toString()}\u0000`;
+  }
+}
+// DFA state budget of a key pattern (re2js's default is 8 MiB): keys are short, so few states.
+const KEY_PATTERN_DFA_BYTES = 1 << 20;
+
+const re2Engine = ((pattern: string) => {
+  const re = screenedPatterns?.get(pattern) ?? compileRe2(pattern);
+  return keyPatterns ? new KeyPattern(re) : re;
+}) as unknown as RegExpEngine;
 // Only used by ajv's standalone code generation, which we never run.
 re2Engine.code = "re2js";
 
@@ -169,12 +214,19 @@ function newAjv(): Ajv {
 }
 
 /**
- * The keywords that enumerate an object's keys generate `for (const key in data)`; on this
- * instance they generate `for (const key of ownKeys(data))` instead (exact-data.ts: the same keys
- * in the same order, enumerated once per object per validation instead of once per subschema).
- * Done by wrapping the instance's own copy of each rule (ajv copies definitions per instance), so
- * the generated code is otherwise ajv's and the global CodeGen is untouched. Measured: 60 `for…in`
- * over a 4,000-key object take ~35 ms on the bench VM; 60 loops over the cached keys ~4 ms.
+ * The keywords that enumerate an object's keys generate `for (const key in data)` and read
+ * `data[key]`; on this instance they generate
+ *   `const keys = ownKeys(data); const values = ownValues(data, keys);
+ *    for (let i = 0; i < keys.length; i++) { const key = keys[i]; … let data1 = values[i]; … }`
+ * instead (exact-data.ts: the same keys in the same order, enumerated once per object per
+ * validation instead of once per subschema, and `values[i] === data[key]`). Done by wrapping the
+ * instance's own copy of each rule (ajv copies definitions per instance), so the generated code is
+ * otherwise ajv's and the global CodeGen is untouched. Measured: 60 `for…in` over a 4,000-key
+ * object take ~35 ms on the bench VM; 60 loops over the cached keys ~4 ms of which ~3 ms were the
+ * `data[key]` dictionary lookups that `values[i]` replaces.
+ *
+ * While such a rule generates code, patterns it tests against keys (patternProperties, and
+ * additionalProperties next to patternProperties) come from `keyPattern` (see KeyPattern).
  */
 function iterateCachedKeys(ajv: Ajv): void {
   for (const keyword of ["additionalProperties", "patternProperties", "propertyNames"]) {
@@ -185,11 +237,29 @@ function iterateCachedKeys(ajv: Ajv): void {
     (def as CodeKeywordDefinition).code = (cxt, ruleType) => {
       const gen = cxt.gen;
       const forIn = gen.forIn;
-      gen.forIn = (name, obj, body) => gen.forOf(name, _`${gen.scopeValue("func", { ref: ownKeys })}(${obj})`, body);
+      gen.forIn = (prefix, obj, body) => {
+        const keys = gen.const("keys", _`${gen.scopeValue("func", { ref: ownKeys })}(${obj})`);
+        const values = gen.const("values", _`${gen.scopeValue("func", { ref: ownValues })}(${obj}, ${keys})`);
+        return gen.forRange("i", 0, _`${keys}.length`, (i) => {
+          const key = gen.const(prefix, _`${keys}[${i}]`);
+          // ajv reads the property as `gen.let("data", _`${data}[${key}]`, true)` (subschema.ts).
+          const read = `${obj.toString()}[${key.toString()}]`;
+          const outerLet = gen.let;
+          gen.let = (name, rhs, constant) => outerLet.call(gen, name, rhs !== undefined && rhs !== null && rhs.toString() === read ? _`${values}[${i}]` : rhs, constant);
+          try {
+            body(key);
+          } finally {
+            gen.let = outerLet;
+          }
+        });
+      };
+      const wasKeyPatterns = keyPatterns;
+      keyPatterns = keyword !== "propertyNames";
       try {
         original.call(def, cxt, ruleType);
       } finally {
         gen.forIn = forIn;
+        keyPatterns = wasKeyPatterns;
       }
     };
   }

@@ -98,7 +98,11 @@ export function equalityKeyAt(data: unknown, parent: unknown, prop: unknown): st
   return `{${parts.join(",")}}`;
 }
 
-const keyCache = new WeakMap<object, string[]>();
+interface KeyCache {
+  keys: string[];
+  values: unknown[] | undefined;
+}
+const keyCache = new WeakMap<object, KeyCache>();
 
 /**
  * Object.keys of a plain object, computed once per object. ajv enumerates an object once per
@@ -108,11 +112,25 @@ const keyCache = new WeakMap<object, string[]>();
  * a prototype that has no enumerable properties, and are never modified during validation.
  */
 export function ownKeys(o: object): string[] {
-  let keys = keyCache.get(o);
-  if (keys === undefined) {
-    keys = Object.keys(o);
-    // Small objects are cheap to enumerate again; caching them would only cost a WeakMap entry.
-    if (keys.length > 64) keyCache.set(o, keys);
-  }
+  const cached = keyCache.get(o);
+  if (cached !== undefined) return cached.keys;
+  const keys = Object.keys(o);
+  // Small objects are cheap to enumerate again; caching them would only cost a WeakMap entry.
+  if (keys.length > 64) keyCache.set(o, { keys, values: undefined });
   return keys;
+}
+
+/**
+ * The values of `o` in `ownKeys(o)` order (`values[i] === o[keys[i]]`), computed once per object
+ * like the keys. The key loops read `values[i]` instead of `o[key]`: on a 4,000-key object (V8
+ * dictionary mode) each `o[key]` is a hash lookup (~20 ns; 60 branches x 4,000 keys ≈ 5 ms), an
+ * array read is ~1 ns.
+ */
+export function ownValues(o: object, keys: readonly string[]): unknown[] {
+  const cached = keyCache.get(o);
+  if (cached !== undefined && cached.keys === keys) return (cached.values ??= Object.values(o));
+  const values = Object.values(o);
+  // Object.values enumerates exactly like Object.keys; keys of a cached object always come from the
+  // cache, so a mismatch here only happens for small (uncached) objects, where both are fresh.
+  return values;
 }

@@ -5,9 +5,12 @@ import fc from "fast-check";
 import { RE2JS } from "re2js";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { sortedKeys } from "../../src/structured/canonical.ts";
+import { KeyPattern } from "../../src/structured/compile.ts";
 import { shortFloat } from "../../src/structured/decimal.ts";
 import { FORMAT_CHECKS } from "../../src/structured/formats.ts";
 import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, validateValue } from "../../src/structured/index.ts";
+import { compileRe2 } from "../../src/structured/schema-screen.ts";
 import { numberLiteral } from "./arbitraries.ts";
 import { compile } from "./helpers.ts";
 
@@ -152,6 +155,56 @@ test("hand-written date, time and date-time accept exactly what the RE2 patterns
       assert.is(FORMAT_CHECKS["date-time"](s), refDateTime(s), `date-time ${JSON.stringify(s)}`);
     }),
     { numRuns: 5000 },
+  );
+});
+
+test("key patterns (RE2Set DFA) give the same verdict as RE2JS.test", () => {
+  const patterns = [
+    "^(a{1,20}b{1,20}){1,10}[0-9]+$", "^(?:a|b){2,40}[0-9]{1,4}$", "ab", "^$", "", "^a", "b$", "^[^a]*$", "(x+x+)+y",
+    "^\\p{L}+$", "é|ß", "^.{2}$", "^[\\u0100-\\uffff]", "\\d\\w\\s", "(?i)^AB", "^😀.$", "a|^b|c$", "^\\S+@\\S+$",
+  ];
+  const key = fc.oneof(
+    fc.string({ unit: fc.constantFrom("a", "b", "x", "y", "0", "7", " ", "@", "é", "ß", "A", "B", "😀", "\u0101") , maxLength: 30 }),
+    fc.string({ unit: "grapheme", maxLength: 12 }),
+  );
+  for (const p of patterns) {
+    const re = compileRe2(p);
+    const kp = new KeyPattern(re);
+    assert.not.equal(kp.toString(), re.toString());
+    fc.assert(
+      fc.property(key, (k) => {
+        assert.is(kp.test(k), re.test(k), `${p} on ${JSON.stringify(k)}`);
+      }),
+      { numRuns: 400 },
+    );
+  }
+});
+
+test("key loops read the same values as data[key], in nested objects and with errors", () => {
+  const s = compile(
+    '{"anyOf":[{"additionalProperties":{"type":"integer"}},{"patternProperties":{"^k":{"additionalProperties":{"type":"string"}},"^z":{"type":"boolean"}}}]}',
+  );
+  const wide = (v: string): string => `{${Array.from({ length: 80 }, (_, i) => `"k${i}":${v}`).join(",")}}`;
+  assert.ok(validateValue(s, wide("1")).ok);
+  assert.ok(validateValue(s, wide(`{"a":"x"}`)).ok);
+  assert.ok(validateValue(s, `{"z":true,"k1":${wide('"s"')}}`).ok);
+  const bad = validateValue(s, `{"z":true,"k1":${wide('"s"').replace('"k7":"s"', '"k7":5')}}`);
+  assert.ok(!bad.ok && bad.errors.some((e) => e.pointer === "/k1/k7"), JSON.stringify(bad));
+  const badZ = validateValue(s, `{"k1":{},"z":1}`);
+  assert.ok(!badZ.ok && badZ.errors.some((e) => e.pointer === "/z"), JSON.stringify(badZ));
+  for (const text of ['{"a":1,"b":"x"}', wide("1").replace('"k79":1', '"k79":"x"')]) {
+    const r = validateValue(compile('{"additionalProperties":{"type":"integer"}}'), text);
+    assert.ok(!r.ok && (r.errors[0]?.pointer === "/b" || r.errors[0]?.pointer === "/k79"), JSON.stringify(r));
+  }
+});
+
+test("sortedKeys groups many ASCII keys by length exactly like the comparator", () => {
+  const ref = (keys: string[]): string[] => [...keys].sort((x, y) => x.length - y.length || (x < y ? -1 : x > y ? 1 : 0));
+  fc.assert(
+    fc.property(fc.uniqueArray(fc.string({ unit: fc.constantFrom("a", "b", "Z", "0", "~", " ", "\u007f"), maxLength: 8 }), { minLength: 60, maxLength: 200 }), (keys) => {
+      assert.equal(sortedKeys(keys), ref(keys));
+    }),
+    { numRuns: 300 },
   );
 });
 
