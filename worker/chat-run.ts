@@ -15,12 +15,12 @@ export async function runChat(deps: RuntimeDeps, chatId: string): Promise<RunOut
   const outcomes: RunOutcome[] = [];
   for (;;) {
     if (deps.stopping()) return outcomes;
-    const fence = await acquireLease(deps.pool, chatId, deps.workerId);
-    if (fence == null) return outcomes;
+    const lease = await acquireLease(deps.pool, chatId, deps.workerId);
+    if (lease == null) return outcomes;
     deps.stats.acquired += 1;
     if (outcomes.length > 0) deps.stats.reacquiredInJob += 1;
-    const settings = await loadSettings(deps.pool);
-    const outcome = await runWithLease(deps, fence, settings);
+    const settings = await loadSettings(deps.pool, lease.configVersion);
+    const outcome = await runWithLease(deps, lease.fence, settings, lease.configVersion);
     countTurn(outcome);
     outcomes.push(outcome);
     if (outcome !== "promoted") return outcomes;

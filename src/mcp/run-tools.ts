@@ -11,6 +11,8 @@ import { openMcpTools } from "./tools.ts";
 export interface RunToolsContext extends SubagentContext {
   pool: pg.Pool;
   log: Logger;
+  /** The chat's parent and MCP server ids when the caller has read them already (the worker's turn state). */
+  chat?: { parentChatId: string | null; mcpServerIds: string[] };
 }
 
 export interface RunTools {
@@ -19,11 +21,16 @@ export interface RunTools {
 }
 
 export async function openRunTools(ctx: RunToolsContext): Promise<RunTools> {
-  const { rows } = await ctx.pool.query<{ parent_chat_id: string | null; mcp_server_ids: string[] }>(
-    "select parent_chat_id, mcp_server_ids from chat_public.chats where id = $1", [ctx.chatId]);
-  const chat = rows[0];
+  const chat = ctx.chat ?? await readChat(ctx.pool, ctx.chatId);
   if (chat == null) return { tools: [], close: async () => undefined };
-  const mcp = await openMcpTools(await loadMcpServers(ctx.pool, chat.mcp_server_ids), ctx.log);
-  const agents = chat.parent_chat_id == null ? subagentTools(ctx) : [];
+  const mcp = await openMcpTools(await loadMcpServers(ctx.pool, chat.mcpServerIds), ctx.log);
+  const agents = chat.parentChatId == null ? subagentTools(ctx) : [];
   return { tools: [...agents, ...mcp.tools], close: () => mcp.close() };
+}
+
+async function readChat(pool: pg.Pool, chatId: string): Promise<{ parentChatId: string | null; mcpServerIds: string[] } | undefined> {
+  const { rows } = await pool.query<{ parent_chat_id: string | null; mcp_server_ids: string[] }>(
+    "select parent_chat_id, mcp_server_ids from chat_public.chats where id = $1", [chatId]);
+  const row = rows[0];
+  return row == null ? undefined : { parentChatId: row.parent_chat_id, mcpServerIds: row.mcp_server_ids };
 }

@@ -35,19 +35,17 @@ export interface CompactionCheck {
   upToMessageId: string | null;
 }
 
-/** Whether the history is due for compaction, read in one query. */
-export async function compactionCheck(pool: pg.Pool, chatId: string): Promise<CompactionCheck> {
-  const { rows } = await pool.query<{ requested: boolean; context_limit: number; threshold: number; tokens: string | null; up_to: string | null }>(
-    `with boundary as (
-       select coalesce(max(s.id), 0) as id from chat_public.chat_messages s
-       where s.chat_id = $1 and s.kind = 'summary' and s.visibility = 'model' and not s.deleted)
-     select c.compaction_requested_at is not null as requested, m.context_limit, m.compaction_threshold_percent as threshold,
-       (select (x.usage ->> 'inputTokens')::bigint from chat_public.chat_messages x, boundary b
-        where x.chat_id = c.id and x.id > b.id and not x.deleted and x.role = 'assistant' and x.kind = 'message'
-          and x.usage ? 'inputTokens' order by x.id desc limit 1) as tokens,
-       (select max(x.id) from chat_public.chat_messages x where x.chat_id = c.id and not x.deleted) as up_to
-     from chat_public.chats c join chat_private.model_configs m on m.id = c.model_config_id where c.id = $1`, [chatId]);
-  const row = rows[0];
+/** The compaction columns of the turn-state statement (history.ts loadTurnState). */
+export interface CompactionRow {
+  requested: boolean;
+  context_limit: number;
+  threshold: number;
+  tokens: string | null;
+  up_to: string | null;
+}
+
+/** Whether the history is due for compaction; null: the chat or its model config is gone. */
+export function compactionDue(row: CompactionRow | null): CompactionCheck {
   if (row == null) return { due: false, source: "automatic", contextTokens: null, contextLimit: 0, thresholdPercent: 100, upToMessageId: null };
   const tokens = row.tokens == null ? null : Number(row.tokens);
   const automatic = tokens != null && tokens * 100 >= row.context_limit * row.threshold;
@@ -70,11 +68,13 @@ export interface CompactionContext {
   signal: AbortSignal;
   /** The model-visible history the next step would send (history.ts). */
   prompt: ChatPrompt;
+  /** Read with the history, in the same snapshot. */
+  check: CompactionCheck;
 }
 
-/** Compacts when due. True when the history changed (the caller re-reads it). */
+/** Compacts when due (the check comes from the turn-state statement). True when the history changed (the caller re-reads it). */
 export async function maybeCompact(ctx: CompactionContext): Promise<boolean> {
-  const check = await compactionCheck(ctx.pool, ctx.tx.fence.chatId);
+  const check = ctx.check;
   if (!check.due || check.upToMessageId == null) return false;
   const prompt: ChatPrompt = [
     { role: "system", content: [{ type: "text", text: SUMMARY_INSTRUCTIONS }] },

@@ -112,8 +112,8 @@ export class DeltaPublisher {
       }
       // Chained, so payloads reach PostgreSQL in sequence order.
       this.inFlight = this.inFlight.then(() =>
-        this.pool.query("select pg_notify($1, p) from unnest($2::text[]) with ordinality u(p, n) order by n",
-          [this.channel, payloads]).then(() => undefined, (error: unknown) => {
+        this.pool.query({ name: "chatd_part_deltas", text: "select pg_notify($1, p) from unnest($2::text[]) with ordinality u(p, n) order by n",
+          values: [this.channel, payloads] }).then(() => undefined, (error: unknown) => {
           this.log.warn({ err: error }, "publishing part deltas failed");
         }));
     }

@@ -14,6 +14,8 @@ import type {
   ToolResultPart,
 } from "../../src/providers/index.ts";
 import type { DynamicToolDeclaration } from "../../src/tools/index.ts";
+import { compactionDue, type CompactionCheck, type CompactionRow } from "./compaction.ts";
+import { CONFIG_VERSION_SQL } from "./config.ts";
 import type { StructuredState } from "./structured.ts";
 
 export interface ChatInfo {
@@ -23,6 +25,8 @@ export interface ChatInfo {
   workspace: string | null;
   dynamicTools: DynamicToolDeclaration[];
   planMode: boolean;
+  parentChatId: string | null;
+  mcpServerIds: string[];
 }
 
 export interface PendingCall {
@@ -41,6 +45,10 @@ export interface TurnState {
   steps: number;
   /** The structured request this turn governs, while it is pending. */
   structured: StructuredState | null;
+  /** Whether the history is due for compaction (compaction.ts), read in the same snapshot. */
+  compaction: CompactionCheck;
+  /** The worker's config version in this snapshot (config.ts). */
+  configVersion: bigint;
 }
 
 interface Row {
@@ -100,9 +108,17 @@ export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<Turn
   // The prompt starts at the newest live compaction summary (compaction.ts): the rows it replaced are compressed
   // and older. The boundary, not the compressed flag, decides, so an edit that discards a summary brings the rows
   // it covered back. Bigint ids travel as text.
-  const { rows: [state] } = await pool.query<{ chat: ChatRow | null; turn: TurnRow | null; history: Row[] }>(
-    `select
-       (select row_to_json(c) from (select id, status::text as status, model_config_id, workspace, dynamic_tools, plan_mode
+  // The same statement reads whether compaction is due (compaction.ts) and the worker's config version (config.ts).
+  const { rows: [state] } = await pool.query<{ chat: ChatRow | null; turn: TurnRow | null; history: Row[];
+    compaction: CompactionRow | null; config_version: string }>({
+    // Named: each pooled connection parses and plans this statement once.
+    name: "chatd_turn_state",
+    text: `with boundary as (
+       select coalesce(max(s.id), 0) as id from chat_public.chat_messages s
+       where s.chat_id = $1 and s.kind = 'summary' and s.visibility = 'model' and not s.deleted)
+     select
+       (select row_to_json(c) from (select id, status::text as status, model_config_id, workspace, dynamic_tools, plan_mode,
+                                           parent_chat_id, mcp_server_ids
                                     from chat_public.chats where id = $1) c) as chat,
        (select row_to_json(t) from (
           select t.input_message_id::text as input_message_id, t.steps, r.id as request_id, r.schema::text as schema_text,
@@ -115,9 +131,18 @@ export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<Turn
                  from (select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
                        from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
                        where m.chat_id = $1 and not m.deleted and m.visibility in ('model', 'both') and m.kind <> 'receipt'
-                         and m.id >= (select coalesce(max(s.id), 0) from chat_public.chat_messages s
-                                      where s.chat_id = $1 and s.kind = 'summary' and s.visibility = 'model' and not s.deleted)) h),
-                '[]'::json) as history`, [chatId]);
+                         and m.id >= (select b.id from boundary b)) h),
+                '[]'::json) as history,
+       (select row_to_json(k) from (
+          select c.compaction_requested_at is not null as requested, m.context_limit, m.compaction_threshold_percent as threshold,
+            (select (x.usage ->> 'inputTokens')::bigint from chat_public.chat_messages x, boundary b
+             where x.chat_id = c.id and x.id > b.id and not x.deleted and x.role = 'assistant' and x.kind = 'message'
+               and x.usage ? 'inputTokens' order by x.id desc limit 1)::text as tokens,
+            (select max(x.id) from chat_public.chat_messages x where x.chat_id = c.id and not x.deleted)::text as up_to
+          from chat_public.chats c join chat_private.model_configs m on m.id = c.model_config_id where c.id = $1) k) as compaction,
+       ${CONFIG_VERSION_SQL} as config_version`,
+    values: [chatId],
+  });
   const c = state?.chat;
   if (c == null) throw Object.assign(new Error("chat not found"), { code: "CHNTF" });
   const turn = state!.turn;
@@ -125,7 +150,7 @@ export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<Turn
   return {
     chat: {
       id: c.id, status: c.status, modelConfigId: c.model_config_id, workspace: c.workspace,
-      dynamicTools: c.dynamic_tools, planMode: c.plan_mode,
+      dynamicTools: c.dynamic_tools, planMode: c.plan_mode, parentChatId: c.parent_chat_id, mcpServerIds: c.mcp_server_ids,
     },
     ...assemble(state!.history, turnStart),
     steps: turn?.steps ?? 0,
@@ -133,6 +158,8 @@ export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<Turn
       requestId: turn.request_id, schemaText: turn.schema_text, rejectedBatches: turn.rejected_batches,
       valueRejected: turn.value_rejected, candidatePresent: turn.candidate_present,
     } : null,
+    compaction: compactionDue(state!.compaction),
+    configVersion: BigInt(state!.config_version),
   };
 }
 
@@ -143,6 +170,8 @@ interface ChatRow {
   workspace: string | null;
   dynamic_tools: DynamicToolDeclaration[];
   plan_mode: boolean;
+  parent_chat_id: string | null;
+  mcp_server_ids: string[];
 }
 
 interface TurnRow {

@@ -14,6 +14,7 @@ import type { Logger } from "../../src/log.ts";
 import { callStopHook, type StopHook } from "../../src/hooks/index.ts";
 import { CONTROL_PREFIX, FINALIZER_TOOL_NAME } from "../../src/structured/finalizer.ts";
 import { fault, type Faults } from "../faults.ts";
+import { loadStopHookRows } from "./config.ts";
 import { ExactJson } from "./structured.ts";
 import type { Transitions } from "./transitions.ts";
 
@@ -33,6 +34,8 @@ export interface StopHookContext {
   log: Logger;
   faults: Faults;
   signal: AbortSignal;
+  /** The newest config version the run has seen (config.ts); null: read the hooks. */
+  configVersion?: bigint | null;
 }
 
 interface TurnRow {
@@ -46,10 +49,8 @@ interface TurnRow {
   last_text: string | null;
 }
 
-export async function loadStopHooks(pool: pg.Pool): Promise<(StopHook | { name: string; secret: null })[]> {
-  const { rows } = await pool.query<{ id: string; name: string; url: string; timeout_ms: number; secret: string | null }>(
-    `select h.id, h.name, h.url, h.timeout_ms, s.secret from chat_private.stop_hooks h
-     left join chat_private.stop_hook_secrets s on s.hook_id = h.id where h.enabled order by h.name`);
+export async function loadStopHooks(pool: pg.Pool, seen: bigint | null = null): Promise<(StopHook | { name: string; secret: null })[]> {
+  const rows = await loadStopHookRows(pool, seen);
   return rows.map((r) => r.secret == null ? { name: r.name, secret: null }
     : { id: r.id, name: r.name, url: r.url, timeoutMs: r.timeout_ms, secret: r.secret });
 }
@@ -70,7 +71,7 @@ export function hookPayload(chatId: string, turn: TurnRow): string {
 }
 
 export async function runStopHooks(ctx: StopHookContext): Promise<StopHookDecision> {
-  const hooks = await loadStopHooks(ctx.pool);
+  const hooks = await loadStopHooks(ctx.pool, ctx.configVersion ?? null);
   if (hooks.length === 0) return { kind: "finish" };
   const chatId = ctx.tx.fence.chatId;
   const { rows } = await ctx.pool.query<TurnRow>(

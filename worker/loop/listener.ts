@@ -2,6 +2,10 @@
 // `chatd:chat:<id>` with the chat's status, which is how an interrupt reaches a running step within
 // milliseconds. A lost connection is re-opened; the lease heartbeat also reads the status, so a missed
 // notification delays an interrupt by at most one heartbeat.
+//
+// A channel nobody listens to any more is dropped lazily: its UNLISTEN travels with the next LISTEN (one round
+// trip per run instead of two), or after UNLISTEN_DELAY_MS when no LISTEN comes. Until then its notifications
+// arrive and are ignored; a subscriber that comes back meanwhile needs no LISTEN at all.
 import pg from "pg";
 import type { Logger } from "../../src/log.ts";
 
@@ -14,6 +18,8 @@ export interface ChatNotification {
 
 type Handler = (notification: ChatNotification) => void;
 
+const UNLISTEN_DELAY_MS = 1000;
+
 export const chatChannel = (chatId: string): string => `chatd:chat:${chatId}`;
 
 export class ChatListener {
@@ -25,6 +31,9 @@ export class ChatListener {
   private closed = false;
   /** LISTEN/UNLISTEN run one at a time on the shared client (pg deprecates overlapping queries on one client). */
   private statements: Promise<unknown> = Promise.resolve();
+  /** Channels without handlers that the current client still listens to. */
+  private readonly unlistening = new Set<string>();
+  private unlistenTimer: ReturnType<typeof setTimeout> | undefined;
 
   private serial(run: () => Promise<unknown>): Promise<unknown> {
     const next = this.statements.then(run, run);
@@ -44,7 +53,10 @@ export class ChatListener {
       client.on("notification", (message) => this.dispatch(message.channel, message.payload));
       client.on("error", (error) => {
         this.log.warn({ err: error }, "listen connection failed; reconnecting");
-        if (this.client === client) this.client = undefined;
+        if (this.client === client) {
+          this.client = undefined;
+          this.unlistening.clear();
+        }
         client.end().catch(() => undefined);
         if (!this.closed) void this.relisten();
       });
@@ -88,19 +100,46 @@ export class ChatListener {
       this.handlers.set(channel, set);
     }
     set.add(handler);
+    // Still listened to (its UNLISTEN was deferred): nothing to send.
+    const listening = first && this.client != null && this.unlistening.delete(channel);
     const client = await this.connect();
-    if (first) await this.serial(() => client.query(`listen ${pg.escapeIdentifier(channel)}`));
+    if (first && !listening) {
+      await this.serial(() => client.query([...this.takeUnlistens(), `listen ${pg.escapeIdentifier(channel)}`].join("; ")));
+    }
     return async () => {
       set.delete(handler);
       if (set.size > 0 || this.handlers.get(channel) !== set) return;
       this.handlers.delete(channel);
-      const current = this.client;
-      if (current != null) await this.serial(() => current.query(`unlisten ${pg.escapeIdentifier(channel)}`)).catch(() => undefined);
+      if (this.client == null) return;
+      this.unlistening.add(channel);
+      if (this.unlistenTimer == null) {
+        this.unlistenTimer = setTimeout(() => void this.flushUnlistens(), UNLISTEN_DELAY_MS);
+        this.unlistenTimer.unref();
+      }
     };
+  }
+
+  /** The deferred UNLISTEN statements, taken out of the set (a later subscriber then sends LISTEN again). */
+  private takeUnlistens(): string[] {
+    const statements = [...this.unlistening].map((channel) => `unlisten ${pg.escapeIdentifier(channel)}`);
+    this.unlistening.clear();
+    return statements;
+  }
+
+  private async flushUnlistens(): Promise<void> {
+    this.unlistenTimer = undefined;
+    const current = this.client;
+    if (current == null || this.unlistening.size === 0) return;
+    await this.serial(() => {
+      const statements = this.takeUnlistens();
+      return statements.length === 0 ? Promise.resolve() : current.query(statements.join("; "));
+    }).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.unlistenTimer);
+    this.unlistenTimer = undefined;
     const client = this.client ?? (await this.connecting?.catch(() => undefined));
     this.client = undefined;
     await client?.end().catch(() => undefined);

@@ -55,8 +55,10 @@ export type StopReason = "interrupt" | "lost" | "shutdown";
 /** promoted: the turn ended and the queue head started a new one (status stays running). */
 export type RunOutcome = "finished" | "promoted" | "paused" | "failed" | "lost" | "released";
 
-export async function runWithLease(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings): Promise<RunOutcome> {
-  return new ChatRun(deps, fence, settings).run();
+/** configVersion: the config version read by the acquire statement (config.ts). */
+export async function runWithLease(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings,
+  configVersion: bigint | null = null): Promise<RunOutcome> {
+  return new ChatRun(deps, fence, settings, configVersion).run();
 }
 
 class ChatRun {
@@ -70,11 +72,14 @@ class ChatRun {
   private config: ModelConfig | null | undefined;
   /** Subagent and MCP tools, opened once per run (so once per turn) and closed when the run ends. */
   private runTools: Promise<RunTools> | undefined;
+  /** The newest config version this run has read: cached configuration older than it is read again. */
+  private configVersion: bigint | null;
 
-  constructor(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings) {
+  constructor(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings, configVersion: bigint | null) {
     this.deps = deps;
     this.tx = new Transitions(deps.pool, fence);
     this.settings = settings;
+    this.configVersion = configVersion;
     this.log = deps.log.child({ chat_id: fence.chatId, runner_id: fence.runnerId });
   }
 
@@ -118,12 +123,25 @@ class ChatRun {
     }
   }
 
-  private openTools(): Promise<RunTools> {
+  private openTools(chat: TurnState["chat"]): Promise<RunTools> {
     this.runTools ??= openRunTools({
       pool: this.deps.pool, log: this.log, chatId: this.tx.fence.chatId, runnerId: this.tx.fence.runnerId,
       subscribe: (chatId, onChange) => this.deps.listener.subscribe(chatId, () => onChange()),
+      chat: { parentChatId: chat.parentChatId, mcpServerIds: chat.mcpServerIds },
     });
     return this.runTools;
+  }
+
+  /** loadTurnState, noting the config version it read. */
+  private async turnState(): Promise<TurnState> {
+    const state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+    if (this.configVersion == null || state.configVersion > this.configVersion) this.configVersion = state.configVersion;
+    return state;
+  }
+
+  private async modelConfig(state: TurnState): Promise<ModelConfig | null> {
+    if (this.config === undefined) this.config = await loadModelConfig(this.deps.pool, state.chat.modelConfigId, this.configVersion);
+    return this.config;
   }
 
   private async beat(): Promise<void> {
@@ -139,7 +157,7 @@ class ChatRun {
 
   /** A transition refused because the chat's state moved (an interrupt arrived between our checks). */
   private async afterRefusal(): Promise<RunOutcome> {
-    const state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+    const state = await this.turnState();
     if (state.chat.status === "interrupting" && this.stopReason !== "lost") return this.interrupted([]);
     return "lost";
   }
@@ -155,7 +173,7 @@ class ChatRun {
   }
 
   private async loop(): Promise<RunOutcome> {
-    let state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+    let state = await this.turnState();
     for (;;) {
       if (state.chat.status === "interrupting" || this.stopReason === "interrupt") {
         return this.interrupted(cancellations(state.pending));
@@ -163,12 +181,12 @@ class ChatRun {
       if (this.stopReason != null) return this.stopped();
       // A validated candidate is durable: a restart after its commit goes straight to finishing the turn.
       if (state.structured?.candidatePresent === true) return this.finish(state);
-      const tools = toolsForChat(state.chat, (await this.openTools()).tools, this.deps.toolDeployment);
+      const tools = toolsForChat(state.chat, (await this.openTools(state.chat)).tools, this.deps.toolDeployment);
       // Calls of a committed step that have no result yet: this runner's own, or a crashed runner's.
       if (state.pending.length > 0) {
         const outcome = await this.answerCalls(state.pending, tools, state.chat.workspace);
         if (outcome != null) return outcome;
-        state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+        state = await this.turnState();
         continue;
       }
       if (state.answered) return this.finish(state);
@@ -180,18 +198,18 @@ class ChatRun {
       }
       // Compaction (compaction.ts) runs only here, between steps: no call is waiting for its result.
       if (await this.compact(state) || this.stopReason != null) {
-        state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+        state = await this.turnState();
         continue;
       }
       const step = await this.modelStep(state, tools);
       if (step != null) return step;
-      state = await loadTurnState(this.deps.pool, this.tx.fence.chatId);
+      state = await this.turnState();
     }
   }
 
   /** Streams, commits the assistant step; returns an outcome when the run ends here, null to go on. */
   private async modelStep(state: TurnState, tools: ChatTools): Promise<RunOutcome | null> {
-    if (this.config === undefined) this.config = await loadModelConfig(this.deps.pool, state.chat.modelConfigId);
+    await this.modelConfig(state);
     if (this.config == null) {
       await this.tx.finishError("configuration_error", "the chat's model configuration is missing or disabled");
       return "failed";
@@ -236,6 +254,15 @@ class ChatRun {
       observeValidation((performance.now() - judged) / 1000);
       const commit = structuredCommit(verdict, built, state.structured, state.steps + 1, this.settings.finalizerRepairs, cap.exceeded);
       if (commit.next.kind !== "ordinary") {
+        // An accepted candidate without a fault point between the commits: the step and finish_turn in one
+        // transaction (sql/120; it commits only the step when a stop hook is enabled, and the turn finishes below).
+        if (commit.next.kind === "finish" && !retried && this.deps.faults.after_assistant_commit == null
+          && this.deps.faults.after_candidate_commit == null) {
+          const status = await this.tx.commitStepAndFinishTurn(commit.messages, commit.progress, null);
+          this.log.info({ request_id: state.structured.requestId, verdict: verdict.kind }, "finalizer batch judged");
+          if (status != null) return this.turnFinished(status, true);
+          return this.finish({ ...state, structured: { ...state.structured, candidatePresent: true } });
+        }
         await this.tx.commitStepJson(commit.messages, commit.progress);
         if (retried) await this.tx.recordRetryState(null);
         await fault(this.deps.faults, "after_assistant_commit");
@@ -249,6 +276,13 @@ class ChatRun {
         }
         return null;
       }
+    }
+    if (built.calls.length === 0 && !result.pauseTurn && state.structured == null && !retried
+      && this.deps.faults.after_assistant_commit == null) {
+      // A final answer of a plain turn: the step and finish_turn in one transaction (see above).
+      const status = await this.tx.commitStepAndFinishTurn(JSON.stringify([built.message]), JSON.stringify({ steps: 1 }), null);
+      if (status != null) return this.turnFinished(status, false);
+      return this.finish(state);
     }
     await this.tx.commitStep([built.message], { steps: 1 });
     if (retried) await this.tx.recordRetryState(null);
@@ -330,7 +364,7 @@ class ChatRun {
     // loop starts over from the database; it happens at most once per turn, so this recursion is bounded.
     if (outcome == null) {
       const hooks = await runStopHooks({ pool: this.deps.pool, tx: this.tx, log: this.log, faults: this.deps.faults,
-        signal: this.controller.signal });
+        signal: this.controller.signal, configVersion: this.configVersion });
       if (hooks.kind === "stopped") return this.stopReason === "interrupt" ? this.interrupted([]) : this.stopped();
       if (hooks.kind === "failed") {
         await this.tx.finishError("hook_failed", hooks.message);
@@ -339,8 +373,11 @@ class ChatRun {
       }
       if (hooks.kind === "continue") return this.loop();
     }
-    const status = await this.tx.finishTurn(outcome);
-    if (state.structured != null) await fault(this.deps.faults, "after_receipt_commit");
+    return this.turnFinished(await this.tx.finishTurn(outcome), state.structured != null);
+  }
+
+  private async turnFinished(status: string, structured: boolean): Promise<RunOutcome> {
+    if (structured) await fault(this.deps.faults, "after_receipt_commit");
     this.deps.stats.turnsFinished += 1;
     this.log.info({ status }, "turn finished");
     return status === "running" ? "promoted" : "finished";
@@ -348,10 +385,11 @@ class ChatRun {
 
   /** Compacts the history when due (compaction.ts); true when it changed. */
   private async compact(state: TurnState): Promise<boolean> {
-    if (this.config === undefined) this.config = await loadModelConfig(this.deps.pool, state.chat.modelConfigId);
-    if (this.config == null) return false;
-    return maybeCompact({ pool: this.deps.pool, tx: this.tx, log: this.log, config: this.config,
-      runtime: this.deps.modelRuntime ?? {}, signal: this.controller.signal, prompt: state.prompt });
+    if (!state.compaction.due) return false;
+    const config = await this.modelConfig(state);
+    if (config == null) return false;
+    return maybeCompact({ pool: this.deps.pool, tx: this.tx, log: this.log, config,
+      runtime: this.deps.modelRuntime ?? {}, signal: this.controller.signal, prompt: state.prompt, check: state.compaction });
   }
 
   private async interrupted(messages: StoredMessage[], result?: StepResult): Promise<RunOutcome> {

@@ -2,6 +2,7 @@
 // transaction). The fence moves forward with every commit that returns a new one; a lost fence raises CHFNC,
 // which the loop treats as "stop without writing".
 import type pg from "pg";
+import { CONFIG_VERSION_SQL } from "./config.ts";
 
 export interface Fence {
   chatId: string;
@@ -24,17 +25,30 @@ export function sqlState(error: unknown): string | undefined {
 /** acquire_lease outcomes that mean "another runner has it, or there is nothing to run". */
 export const NOTHING_TO_RUN = new Set(["CHLSD", "CHTRN", "CHARC", "CHNTF"]);
 
+export interface AcquiredLease {
+  fence: Fence;
+  /** The worker config version in the acquire statement's snapshot (config.ts). */
+  configVersion: bigint;
+}
+
 /** Takes the lease with a fresh runner id; null when there is nothing for this job to do. */
-export async function acquireLease(pool: pg.Pool, chatId: string, workerId: string): Promise<Fence | null> {
+export async function acquireLease(pool: pg.Pool, chatId: string, workerId: string): Promise<AcquiredLease | null> {
   try {
-    const { rows } = await pool.query<FenceRow>("select * from chat_private.acquire_lease($1, $2)", [chatId, workerId]);
+    const { rows } = await pool.query<FenceRow & { config_version: string }>({ name: "chatd_acquire_lease",
+      text: `select f.*, ${CONFIG_VERSION_SQL} as config_version from chat_private.acquire_lease($1, $2) f`, values: [chatId, workerId] });
     const row = rows[0]!;
-    return { chatId, runnerId: row.runner_id, historyVersion: row.history_version, generationAttempt: row.generation_attempt };
+    return {
+      fence: { chatId, runnerId: row.runner_id, historyVersion: row.history_version, generationAttempt: row.generation_attempt },
+      configVersion: BigInt(row.config_version),
+    };
   } catch (error) {
     if (NOTHING_TO_RUN.has(sqlState(error) ?? "")) return null;
     throw error;
   }
 }
+
+/** The worker's frequent statements are named, so each pooled connection parses and plans them once. */
+const COMMIT_STEP = "select * from chat_private.commit_step($1, $2, $3, $4, $5, $6)";
 
 export interface StoredMessage {
   role: "assistant" | "tool";
@@ -70,16 +84,28 @@ export class Transitions {
   }
 
   async commitStep(messages: StoredMessage[], progress: object = {}): Promise<void> {
-    const { rows } = await this.pool.query<FenceRow>("select * from chat_private.commit_step($1, $2, $3, $4, $5, $6)",
-      [...this.args(), JSON.stringify(messages), JSON.stringify(progress)]);
+    const { rows } = await this.pool.query<FenceRow>({ name: "chatd_commit_step", text: COMMIT_STEP,
+      values: [...this.args(), JSON.stringify(messages), JSON.stringify(progress)] });
     this.advance(rows[0]);
   }
 
   /** commit_step with JSON text built by the caller, for values whose exact number text must survive. */
   async commitStepJson(messagesJson: string, progressJson: string): Promise<void> {
-    const { rows } = await this.pool.query<FenceRow>("select * from chat_private.commit_step($1, $2, $3, $4, $5, $6)",
-      [...this.args(), messagesJson, progressJson]);
+    const { rows } = await this.pool.query<FenceRow>({ name: "chatd_commit_step", text: COMMIT_STEP,
+      values: [...this.args(), messagesJson, progressJson] });
     this.advance(rows[0]);
+  }
+
+  /** commit_step then finish_turn in one transaction (sql/120). Null: a stop hook is enabled, so only the step was
+   * committed (the fence moved on) and the caller finishes the turn. Else the chat's new status, as finishTurn. */
+  async commitStepAndFinishTurn(messagesJson: string, progressJson: string, outcome: object | null): Promise<string | null> {
+    const { rows } = await this.pool.query<FenceRow & { status: string | null }>({ name: "chatd_commit_step_and_finish_turn",
+      text: "select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7)",
+      values: [...this.args(), messagesJson, progressJson, outcome == null ? null : JSON.stringify(outcome)] });
+    const row = rows[0];
+    if (row?.status != null) return row.status;
+    this.advance(row);
+    return null;
   }
 
   /** compact_history: summary, marker and carried-over input in one fenced transaction; the fence moves on. */
@@ -95,8 +121,9 @@ export class Transitions {
 
   /** Returns the chat's new status: `running` when the queue head was promoted into a new turn. */
   async finishTurn(outcome: object | null): Promise<string> {
-    const { rows } = await this.pool.query<{ status: string }>("select chat_private.finish_turn($1, $2, $3, $4, $5) as status",
-      [...this.args(), outcome == null ? null : JSON.stringify(outcome)]);
+    const { rows } = await this.pool.query<{ status: string }>({ name: "chatd_finish_turn",
+      text: "select chat_private.finish_turn($1, $2, $3, $4, $5) as status",
+      values: [...this.args(), outcome == null ? null : JSON.stringify(outcome)] });
     return rows[0]!.status;
   }
 
