@@ -34,20 +34,24 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** Creates `count` structured chats from up to 4 connections at once, so the driver does not cap throughput. */
 async function createChats(pool: pg.Pool, user: string, count: number): Promise<void> {
   const format = JSON.stringify({ type: "json_schema", json_schema: { name: "listing", schema: SCHEMA } });
-  const client = await pool.connect();
-  try {
-    for (let i = 0; i < count; i++) {
-      await client.query("begin");
-      await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
-      await client.query("select chat_public.create_chat(content => $1, response_format => $2, workspace => 'bench')",
-        [JSON.stringify([{ type: "text", text: SCRIPT }]), format]);
-      await client.query("commit");
+  const lanes = Math.min(4, count);
+  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
+    const client = await pool.connect();
+    try {
+      for (let i = lane; i < count; i += lanes) {
+        await client.query("begin");
+        await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
+        await client.query("select chat_public.create_chat(content => $1, response_format => $2, workspace => 'bench')",
+          [JSON.stringify([{ type: "text", text: SCRIPT }]), format]);
+        await client.query("commit");
+      }
+    } finally {
+      client.release();
     }
-  } finally {
-    client.release();
-  }
+  }));
 }
 
 async function waitForReceipts(pool: pg.Pool, total: number): Promise<void> {
@@ -78,7 +82,7 @@ writeFileSync(join(workspaces, "bench", "b.txt"), "beta\n");
 const results: [string, string][] = [];
 for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1", 1, SERIAL_TURNS, true]] as const) {
   const db = await benchDatabase(`e2e_${label}`);
-  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  const pool = new pg.Pool({ connectionString: db.url, max: 6 });
   try {
     await pool.query("update chat_private.experiments set enabled = true");
     // Per-function timings (pg_stat_user_functions) for sessions opened from now on: where the database time goes.
