@@ -76,6 +76,8 @@ test("mutations: another user gets NOT_FOUND, anonymous UNAUTHENTICATED, bad tok
     ["mutation($id: UUID!) { submitToolResults(input: {chatId: $id, results: []}) { result { rowId } } }", { id: chatId }],
     ["mutation($id: UUID!) { archiveChat(input: {chatId: $id}) { result { rowId } } }", { id: chatId }],
     ["mutation($id: UUID!) { setChatPlanMode(input: {chatId: $id, enabled: false}) { result { rowId } } }", { id: chatId }],
+    ["mutation($id: UUID!) { compactChat(input: {chatId: $id}) { clientMutationId } }", { id: chatId }],
+    ["mutation($id: UUID!) { setChatMcpServers(input: {chatId: $id, serverIds: []}) { clientMutationId } }", { id: chatId }],
   ];
   const snapshot = async () => (await t.db.pool.query(
     `select (select count(*) from chat_public.chats) as chats, (select count(*) from chat_public.chat_messages where chat_id = $1) as messages,
