@@ -1,6 +1,7 @@
 // The tools a chat is offered and how one call runs: argument parsing (raw JSON text from the provider),
 // timeout, output cap. Workspace tools need the chat's workspace; dynamic tools are the chat's declared client
 // tools and are never executed here.
+import { FINALIZER_TOOL_NAME } from "../structured/finalizer.ts";
 import { realpath } from "node:fs/promises";
 import { join } from "node:path";
 import type { JSONObject, ToolSpec } from "../providers/index.ts";
@@ -14,7 +15,8 @@ import { writeTools } from "./write.ts";
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const OUTPUT_CAP_BYTES = 64 * 1024;
 /** The finalizer is added by the structured-output runtime, never offered as an ordinary tool. */
-export const RESERVED_TOOL_NAMES = new Set(["coder_structured_output"]);
+// The finalizer's name has one owner (src/structured/finalizer.ts); no other tool may take it.
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([FINALIZER_TOOL_NAME]);
 
 export interface DynamicToolDeclaration {
   name: string;

@@ -4,10 +4,10 @@
 // and invisible to another user; another user's `cancelBatch` is refused and changes nothing, the owner's cancels.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { barrier, startMockProvider, type Barrier, type MockProviderServer } from "../support/mock-providers/index.ts";
-import { addModelConfig, fastSettings, makeWorkspaces, startTestWorker, waitFor } from "../support/worker.ts";
-import type { RunningWorker } from "../../worker/index.ts";
-import { envelope, startTestApi, textContent, type GraphQLResponse, type TestApi } from "./harness.ts";
+import { barrier, type Barrier, type MockProviderServer } from "../support/mock-providers/index.ts";
+import { waitFor } from "../support/worker.ts";
+import { startLiveStack, type LiveStack } from "./live-stack.ts";
+import { envelope, textContent, type GraphQLResponse, type TestApi } from "./harness.ts";
 
 const CREATE = `mutation($rf: String!, $items: JSON!, $model: String, $concurrency: Int, $name: String) {
   createBatch(input: {responseFormat: $rf, items: $items, modelConfigId: $model, concurrency: $concurrency, name: $name}) {
@@ -34,30 +34,18 @@ interface ItemView {
 
 let t: TestApi;
 let server: MockProviderServer;
-let worker: RunningWorker;
 let alice: { id: string; token: string };
 let bob: { id: string; token: string };
-const barriers: Barrier[] = [];
+let stack: LiveStack;
+let barriers: Barrier[];
 
 test.before(async () => {
-  t = await startTestApi();
-  alice = await t.user("alice");
-  bob = await t.user("bob");
-  await t.db.pool.query("update chat_private.experiments set enabled = true where name = 'chat-structured-output'");
-  await fastSettings(t.db);
-  server = await startMockProvider();
-  await addModelConfig(t.db, "mock", "openai-chat", server.url);
-  worker = await startTestWorker(t.db, await makeWorkspaces());
+  stack = await startLiveStack(["alice", "bob"]);
+  ({ t, server, barriers } = stack);
+  alice = stack.users.alice!;
+  bob = stack.users.bob!;
 });
-test.after(async () => {
-  for (const b of barriers) b.resolve();
-  try {
-    await worker.stop();
-  } finally {
-    await server.close();
-    await t.close();
-  }
-});
+test.after(() => stack.close());
 
 async function gql<T>(query: string, variables: Record<string, unknown>, token: string): Promise<T> {
   const response = await t.gql<T>(query, variables, token);

@@ -8,10 +8,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { Client } from "graphql-ws";
-import { barrier, startMockProvider, type Barrier, type MockProviderServer } from "../support/mock-providers/index.ts";
-import { addModelConfig, fastSettings, makeWorkspaces, startTestWorker, waitFor, waitForStatus } from "../support/worker.ts";
-import type { RunningWorker } from "../../worker/index.ts";
-import { envelope, startTestApi, subscribe, textContent, type EventQueue, type GraphQLResponse, type TestApi } from "./harness.ts";
+import { barrier, type Barrier, type MockProviderServer } from "../support/mock-providers/index.ts";
+import { waitFor, waitForStatus } from "../support/worker.ts";
+import { startLiveStack, type LiveStack } from "./live-stack.ts";
+import { envelope, subscribe, textContent, type EventQueue, type GraphQLResponse, type TestApi } from "./harness.ts";
 
 const EVENTS = `subscription($chatId: UUID!, $after: BigInt) { chatEvents(chatId: $chatId, afterMessageId: $after) {
   type historyVersion generationAttempt status archived pendingToolCalls queue { rowId structuredOutputRequestId }
@@ -51,29 +51,16 @@ const SCHEMA = { type: "object", properties: { n: { type: "integer" }, d: { type
 
 let t: TestApi;
 let server: MockProviderServer;
-let worker: RunningWorker;
 let alice: { id: string; token: string };
-/** Every barrier a test may leave unreleased when it fails, so `after` can let held responses end. */
-const barriers: Barrier[] = [];
+let stack: LiveStack;
+let barriers: Barrier[];
 
 test.before(async () => {
-  t = await startTestApi();
-  alice = await t.user("alice");
-  await t.db.pool.query("update chat_private.experiments set enabled = true where name = 'chat-structured-output'");
-  await fastSettings(t.db);
-  server = await startMockProvider();
-  await addModelConfig(t.db, "mock", "openai-chat", server.url);
-  worker = await startTestWorker(t.db, await makeWorkspaces());
+  stack = await startLiveStack(["alice"]);
+  ({ t, server, barriers } = stack);
+  alice = stack.users.alice!;
 });
-test.after(async () => {
-  for (const b of barriers) b.resolve();
-  try {
-    await worker.stop();
-  } finally {
-    await server.close();
-    await t.close();
-  }
-});
+test.after(() => stack.close());
 
 function held(): { release: Barrier; reached: Barrier } {
   const release = barrier();

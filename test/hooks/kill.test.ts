@@ -3,29 +3,22 @@
 // worker recovers the turn. Durable counts decide: exactly one continuation, exactly one receipt, the right one.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createUser, setStructuredExperiment, structured } from "../support/chats.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { createWorkerChat, fastSettings, makeWorkspaces, messages, spawnWorkerProcess, startTestWorker, waitForStatus } from "../support/worker.ts";
-import { addStopHook, continueWith, startHookServer, type MockHookServer } from "./mock-hook-server.ts";
+import { structured } from "../support/chats.ts";
+import { type TestDatabase } from "../support/db.ts";
+import { createWorkerChat, messages, spawnWorkerProcess, startTestWorker, waitForStatus } from "../support/worker.ts";
+import { continueWith, startHookFixture, type HookFixture, type MockHookServer } from "./mock-hook-server.ts";
 
 let db: TestDatabase;
 let user: string;
 let hook: MockHookServer;
 let root: string;
+let fixture: HookFixture;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  await fastSettings(db, { lease_seconds: 2 });
-  await setStructuredExperiment(db, true);
-  user = await createUser(db, "kills");
-  root = await makeWorkspaces();
-  hook = await startHookServer();
-  await addStopHook(db, hook.url);
+  fixture = await startHookFixture("kills", 2);
+  ({ db, user, hook, root } = fixture);
 });
-test.after(async () => {
-  await hook.close();
-  await db.drop();
-});
+test.after(() => fixture.close());
 
 const SCHEMA = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
 const finalize = (n: string) => ({ tool_calls: [{ name: "coder_structured_output", args_raw: `{"output":{"n":${n}}}` }] });

@@ -2,7 +2,9 @@
 // request, answers with a scripted reply per call, and can hold a call on a barrier until the test releases it.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { TestDatabase } from "../support/db.ts";
+import { createUser, setStructuredExperiment } from "../support/chats.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { fastSettings, makeWorkspaces } from "../support/worker.ts";
 import { verifySignature, SIGNATURE_HEADER } from "../../src/hooks/index.ts";
 
 export const HOOK_SECRET = "whsec-test-0123456789abcdef";
@@ -100,3 +102,23 @@ export async function removeStopHooks(db: TestDatabase): Promise<void> {
 
 export const continueWith = (context: string, notice?: string): Reply =>
   ({ status: 200, body: JSON.stringify({ model_context: context, ...(notice != null ? { user_message: notice } : {}) }) });
+
+export interface HookFixture {
+  db: TestDatabase;
+  user: string;
+  hook: MockHookServer;
+  root: string;
+  close(): Promise<void>;
+}
+
+/** A test database with structured output on, one user, workspaces, and one enabled stop hook on a mock server. */
+export async function startHookFixture(userName: string, leaseSeconds: number): Promise<HookFixture> {
+  const db = await createTestDatabase();
+  await fastSettings(db, { lease_seconds: leaseSeconds });
+  await setStructuredExperiment(db, true);
+  const user = await createUser(db, userName);
+  const root = await makeWorkspaces();
+  const hook = await startHookServer();
+  await addStopHook(db, hook.url);
+  return { db, user, hook, root, async close() { await hook.close(); await db.drop(); } };
+}

@@ -3,30 +3,23 @@
 // under it: an edit, or a second runner taking the lease. Released, the stale runner must write nothing.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { acquire, createUser, editMessage, setStructuredExperiment, structured } from "../support/chats.ts";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { createWorkerChat, fastSettings, makeDeps, makeWorkspaces } from "../support/worker.ts";
+import { acquire, editMessage, structured } from "../support/chats.ts";
+import { type TestDatabase } from "../support/db.ts";
+import { createWorkerChat, makeDeps } from "../support/worker.ts";
 import { runChat } from "../../worker/chat-run.ts";
-import { addStopHook, continueWith, startHookServer, type MockHookServer } from "./mock-hook-server.ts";
+import { continueWith, startHookFixture, type HookFixture, type MockHookServer } from "./mock-hook-server.ts";
 
 let db: TestDatabase;
 let user: string;
 let hook: MockHookServer;
 let root: string;
+let fixture: HookFixture;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  await fastSettings(db, { lease_seconds: 30 });
-  await setStructuredExperiment(db, true);
-  user = await createUser(db, "races");
-  root = await makeWorkspaces();
-  hook = await startHookServer();
-  await addStopHook(db, hook.url);
+  fixture = await startHookFixture("races", 30);
+  ({ db, user, hook, root } = fixture);
 });
-test.after(async () => {
-  await hook.close();
-  await db.drop();
-});
+test.after(() => fixture.close());
 
 const SCHEMA = { type: "object", properties: { n: { type: "integer" } } };
 const candidateScript = JSON.stringify({ script: [{ tool_calls: [{ name: "coder_structured_output", args_raw: '{"output":{"n":1}}' }] }] });
