@@ -5,6 +5,8 @@
 
 export const FAULT_POINTS = [
   "provider_stream", "after_assistant_commit", "during_tool_execution",
+  // After a batch's local results are committed, or handed on to ride with the next commit (run.ts).
+  "after_tool_results",
   // Structured output: after a candidate or a rejected (placeholder) batch is committed, after the receipt.
   "after_candidate_commit", "after_placeholder_commit", "after_receipt_commit",
   // Stop hooks: after a hook answered, before anything of its answer is committed.

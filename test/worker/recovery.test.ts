@@ -34,7 +34,9 @@ async function stopProcess(child: ReturnType<typeof spawnWorkerProcess>): Promis
   await child.exited;
 }
 
-for (const point of ["provider_stream", "after_assistant_commit", "during_tool_execution"]) {
+// after_tool_results: the list_files result was held back to ride with the next commit (run.ts), so it is lost
+// with the worker and the survivor runs the call again; exactly one result is committed either way.
+for (const point of ["provider_stream", "after_assistant_commit", "during_tool_execution", "after_tool_results"]) {
   test(`worker killed at ${point}: a second worker process recovers the turn exactly once`, async () => {
     const chat = await createWorkerChat(db, user, `kill at ${point}`);
     const doomed = spawnWorkerProcess(db, root, { CHATD_FAULTS: `${point}:exit` });

@@ -17,6 +17,7 @@ import type { DynamicToolDeclaration } from "../../src/tools/index.ts";
 import { compactionDue, type CompactionCheck, type CompactionRow } from "./compaction.ts";
 import { CONFIG_VERSION_SQL } from "./config.ts";
 import type { StructuredState } from "./structured.ts";
+import type { StoredMessage } from "./transitions.ts";
 
 export interface ChatInfo {
   id: string;
@@ -160,6 +161,32 @@ export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<Turn
     } : null,
     compaction: compactionDue(state!.compaction),
     configVersion: BigInt(state!.config_version),
+  };
+}
+
+/** The state a re-read would return after `rows` (an assistant step and its results) are committed, without the
+ * round trip: the rows are turned into prompt messages exactly as loadTurnState turns stored rows, and the
+ * compaction check sees the step's input tokens. The chat, the structured request and the config version are those
+ * of `state`: the step changed none of them (an interrupt or edit reaches the run through its listener). */
+export function continueTurn(state: TurnState, rows: StoredMessage[]): TurnState {
+  const tail = assemble(rows.map((row) => ({
+    id: "0", role: row.role, content: row.content as StoredPart[],
+    provider_metadata: (row.internals?.provider_metadata ?? null) as Row["provider_metadata"],
+    finish: (row.internals?.finish ?? null) as Row["finish"],
+  })), 0n);
+  const usage = rows.findLast((row) => row.role === "assistant")?.usage as { inputTokens?: unknown } | undefined;
+  const tokens = typeof usage?.inputTokens === "number" ? usage.inputTokens : state.compaction.contextTokens;
+  return {
+    ...state,
+    prompt: [...state.prompt, ...tail.prompt],
+    pending: tail.pending,
+    answered: tail.answered,
+    steps: state.steps + rows.filter((row) => row.role === "assistant").length,
+    compaction: compactionDue({
+      requested: state.compaction.source === "manual" && state.compaction.due,
+      context_limit: state.compaction.contextLimit, threshold: state.compaction.thresholdPercent,
+      tokens: tokens == null ? null : String(tokens), up_to: state.compaction.upToMessageId,
+    }),
   };
 }
 

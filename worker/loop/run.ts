@@ -4,11 +4,14 @@
 //
 // Transactions per step: the assistant commit, plus one commit for the batch's local tool results; a final
 // answer is followed by finish_turn. History is re-read (one read-only snapshot) before each model step.
+// Except: results of read-only workspace calls (list, read, search) ride with the next commit (transitions.ts
+// defers them) and the next step's state is built in memory (history.ts continueTurn). Running such a call again
+// after a crash has no effect, so the transaction and the re-read they would cost buy nothing.
 import type pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import type { ModelConfig, ModelRuntime, StepResult } from "../../src/providers/index.ts";
 import {
-  endsTurnAfter, executeTool, parseToolArgs, toolsForChat, type ChatTools, type ToolDeployment,
+  endsTurnAfter, executeTool, parseToolArgs, toolsForChat, type ChatTools, type ToolDefinition, type ToolDeployment,
 } from "../../src/tools/index.ts";
 import { observeValidation, recordProviderStep } from "../../src/metrics.ts";
 import { openRunTools, type RunTools } from "../../src/mcp/run-tools.ts";
@@ -17,7 +20,7 @@ import { buildAssistantStep } from "./assistant.ts";
 import { maybeCompact } from "./compaction.ts";
 import { runStopHooks } from "./hooks.ts";
 import { loadModelConfig, type RuntimeSettings } from "./config.ts";
-import { loadTurnState, type PendingCall, type TurnState } from "./history.ts";
+import { continueTurn, loadTurnState, type PendingCall, type TurnState } from "./history.ts";
 import type { ChatListener } from "./listener.ts";
 import { streamWithRetry } from "./retry.ts";
 import {
@@ -184,8 +187,8 @@ class ChatRun {
       const tools = toolsForChat(state.chat, (await this.openTools(state.chat)).tools, this.deps.toolDeployment);
       // Calls of a committed step that have no result yet: this runner's own, or a crashed runner's.
       if (state.pending.length > 0) {
-        const outcome = await this.answerCalls(state.pending, tools, state.chat.workspace);
-        if (outcome != null) return outcome;
+        const outcome = await this.answerCalls(state.pending, tools, state.chat.workspace, false);
+        if (typeof outcome === "string") return outcome;
         state = await this.turnState();
         continue;
       }
@@ -202,13 +205,14 @@ class ChatRun {
         continue;
       }
       const step = await this.modelStep(state, tools);
-      if (step != null) return step;
-      state = await this.turnState();
+      if (typeof step === "string") return step;
+      state = step ?? await this.turnState();
     }
   }
 
-  /** Streams, commits the assistant step; returns an outcome when the run ends here, null to go on. */
-  private async modelStep(state: TurnState, tools: ChatTools): Promise<RunOutcome | null> {
+  /** Streams, commits the assistant step; returns an outcome when the run ends here, else the next state when it is
+   * known without a re-read (results deferred), else null. */
+  private async modelStep(state: TurnState, tools: ChatTools): Promise<RunOutcome | TurnState | null> {
     await this.modelConfig(state);
     if (this.config == null) {
       await this.tx.finishError("configuration_error", "the chat's model configuration is missing or disabled");
@@ -252,7 +256,8 @@ class ChatRun {
       const judged = performance.now();
       const verdict = judgeStep(result, governing.validator);
       observeValidation((performance.now() - judged) / 1000);
-      const commit = structuredCommit(verdict, built, state.structured, state.steps + 1, this.settings.finalizerRepairs, cap.exceeded);
+      const commit = structuredCommit(verdict, built, state.structured, state.steps + 1, this.settings.finalizerRepairs, cap.exceeded,
+        this.tx.deferredCount);
       if (commit.next.kind !== "ordinary") {
         // An accepted candidate without a fault point between the commits: the step and finish_turn in one
         // transaction (sql/120; it commits only the step when a stop hook is enabled, and the turn finishes below).
@@ -288,7 +293,13 @@ class ChatRun {
     if (retried) await this.tx.recordRetryState(null);
     await fault(this.deps.faults, "after_assistant_commit");
     if (built.calls.length === 0 && !result.pauseTurn) return this.finish(state);
-    if (built.calls.length > 0) return this.answerCalls(built.calls, tools, state.chat.workspace);
+    if (built.calls.length === 0) return null;
+    const answered = await this.answerCalls(built.calls, tools, state.chat.workspace, true);
+    if (typeof answered === "string" || answered == null) return answered;
+    const next = continueTurn(state, [built.message, answered]);
+    if (!next.compaction.due) return next;
+    // Compaction summarises committed rows only: commit the results and let the loop read the history again.
+    await this.tx.flush();
     return null;
   }
 
@@ -315,8 +326,11 @@ class ChatRun {
     return "failed";
   }
 
-  /** Runs local calls and commits their results; pauses for client (dynamic) calls. Null: continue the loop. */
-  private async answerCalls(calls: PendingCall[], tools: ChatTools, workspace: string | null): Promise<RunOutcome | null> {
+  /** Runs local calls and commits their results; pauses for client (dynamic) calls. Null: continue the loop.
+   * With `deferrable`, results of a batch of read-only workspace calls are handed to the transitions to ride with the
+   * next commit instead, and returned (the caller builds the next state from them). */
+  private async answerCalls(calls: PendingCall[], tools: ChatTools, workspace: string | null,
+    deferrable: boolean): Promise<RunOutcome | StoredMessage | null> {
     const dynamic: { tool_call_id: string; tool_name: string; args: unknown }[] = [];
     const results: object[] = [];
     let faulted = false;
@@ -349,7 +363,16 @@ class ChatRun {
       return this.interrupted([{ role: "tool", content: [...results, ...(rest[0]?.content ?? [])] }]);
     }
     if (this.stopReason != null) return this.stopped();
-    if (results.length > 0) await this.tx.commitStep([{ role: "tool", content: results }]);
+    if (deferrable && dynamic.length === 0 && results.length > 0 && calls.every((call) => isReadOnly(tools.byName.get(call.tool_name)))) {
+      const message: StoredMessage = { role: "tool", content: results };
+      this.tx.defer([message]);
+      await fault(this.deps.faults, "after_tool_results");
+      return message;
+    }
+    if (results.length > 0) {
+      await this.tx.commitStep([{ role: "tool", content: results }]);
+      await fault(this.deps.faults, "after_tool_results");
+    }
     if (dynamic.length > 0) {
       await this.tx.enterRequiresAction(dynamic);
       this.log.info({ calls: dynamic.length }, "waiting for client tool results");
@@ -403,6 +426,11 @@ class ChatRun {
     this.log.info({ status }, "interruption finished");
     return status === "running" ? "promoted" : "finished";
   }
+}
+
+/** The read-only workspace tools (plan mode keeps them): running one again changes nothing. */
+function isReadOnly(tool: ToolDefinition | undefined): boolean {
+  return tool?.kind === "workspace" && tool.planSafe === true;
 }
 
 /** Synthetic results for calls an interrupt leaves unexecuted. */

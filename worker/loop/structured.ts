@@ -121,8 +121,10 @@ export interface StructuredCommit {
  * The rows and progress of a step that governs a structured request. `ordinary` leaves the step to the normal
  * tool flow (nothing is counted).
  */
+/** messageOffset: rows the commit puts before this step's own (results deferred by the transitions), so that the
+ * candidate's message index names the assistant row. */
 export function structuredCommit(verdict: BatchVerdict, built: BuiltStep, state: StructuredState, step: number,
-  repairs: number, capExceeded: boolean): StructuredCommit {
+  repairs: number, capExceeded: boolean, messageOffset = 0): StructuredCommit {
   const exact = new ExactJson();
   const assistant = built.message as { content: { type: string; tool_call_id?: string; args?: unknown }[]; internals?: Record<string, unknown> };
   const argsRaw = ((assistant.internals?.provider_metadata ?? {}) as { args_raw?: Record<string, string> }).args_raw;
@@ -138,7 +140,7 @@ export function structuredCommit(verdict: BatchVerdict, built: BuiltStep, state:
       if (index >= 0) assistant.content[index]!.args = { output: exact.placeholder(verdict.canonicalText) };
       const accepted = { role: "tool", content: [{ type: "tool-result", tool_call_id: verdict.toolCallId, tool_name: FINALIZER_TOOL_NAME,
         result: { accepted: true }, is_error: false, provider_executed: false }] };
-      const progress = `{"steps":1,"candidate":{"value":${verdict.canonicalText},"step":${step},"message_index":0}}`;
+      const progress = `{"steps":1,"candidate":{"value":${verdict.canonicalText},"step":${step},"message_index":${messageOffset}}}`;
       return { messages: exact.stringify([built.message, accepted]), progress, next: { kind: "finish" } };
     }
     case "rejected": {

@@ -67,6 +67,10 @@ export interface Heartbeat {
 export class Transitions {
   readonly pool: pg.Pool;
   fence: Fence;
+  /** History rows held back to ride with the next commit (run.ts defers the results of read-only workspace calls,
+   * which are safe to run again if this runner dies before that commit). Every history write includes them first;
+   * any other transition commits them on their own beforehand, so no transition ever skips over them. */
+  private deferred: StoredMessage[] = [];
 
   constructor(pool: pg.Pool, fence: Fence) {
     this.pool = pool;
@@ -83,16 +87,37 @@ export class Transitions {
     this.fence = { ...this.fence, historyVersion: row.history_version, generationAttempt: row.generation_attempt };
   }
 
+  /** Holds rows back until the next commit (see `deferred`). */
+  defer(messages: StoredMessage[]): void {
+    this.deferred.push(...messages);
+  }
+
+  /** How many rows the next commit puts before the caller's own (a candidate's message index counts them). */
+  get deferredCount(): number {
+    return this.deferred.length;
+  }
+
+  /** The caller's JSON array text with the deferred rows in front. */
+  private withDeferred(messagesJson: string): string {
+    if (this.deferred.length === 0) return messagesJson;
+    const deferred = JSON.stringify(this.deferred).slice(0, -1);
+    return messagesJson === "[]" ? `${deferred}]` : `${deferred},${messagesJson.slice(1)}`;
+  }
+
+  /** Commits the deferred rows on their own, before a transition that writes no history rows of its caller. */
+  async flush(): Promise<void> {
+    if (this.deferred.length > 0) await this.commitStep([]);
+  }
+
   async commitStep(messages: StoredMessage[], progress: object = {}): Promise<void> {
-    const { rows } = await this.pool.query<FenceRow>({ name: "chatd_commit_step", text: COMMIT_STEP,
-      values: [...this.args(), JSON.stringify(messages), JSON.stringify(progress)] });
-    this.advance(rows[0]);
+    await this.commitStepJson(JSON.stringify(messages), JSON.stringify(progress));
   }
 
   /** commit_step with JSON text built by the caller, for values whose exact number text must survive. */
   async commitStepJson(messagesJson: string, progressJson: string): Promise<void> {
     const { rows } = await this.pool.query<FenceRow>({ name: "chatd_commit_step", text: COMMIT_STEP,
-      values: [...this.args(), messagesJson, progressJson] });
+      values: [...this.args(), this.withDeferred(messagesJson), progressJson] });
+    this.deferred = [];
     this.advance(rows[0]);
   }
 
@@ -101,7 +126,8 @@ export class Transitions {
   async commitStepAndFinishTurn(messagesJson: string, progressJson: string, outcome: object | null): Promise<string | null> {
     const { rows } = await this.pool.query<FenceRow & { status: string | null }>({ name: "chatd_commit_step_and_finish_turn",
       text: "select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7)",
-      values: [...this.args(), messagesJson, progressJson, outcome == null ? null : JSON.stringify(outcome)] });
+      values: [...this.args(), this.withDeferred(messagesJson), progressJson, outcome == null ? null : JSON.stringify(outcome)] });
+    this.deferred = [];
     const row = rows[0];
     if (row?.status != null) return row.status;
     this.advance(row);
@@ -110,17 +136,20 @@ export class Transitions {
 
   /** compact_history: summary, marker and carried-over input in one fenced transaction; the fence moves on. */
   async compactHistory(summary: string, upToMessageId: string, marker: string, usage: object): Promise<void> {
+    await this.flush();
     const { rows } = await this.pool.query<FenceRow>("select * from chat_private.compact_history($1, $2, $3, $4, $5, $6, $7, $8)",
       [...this.args(), summary, upToMessageId, marker, JSON.stringify(usage)]);
     this.advance(rows[0]);
   }
 
   async enterRequiresAction(calls: { tool_call_id: string; tool_name: string; args: unknown }[]): Promise<void> {
+    await this.flush();
     await this.pool.query("select chat_private.enter_requires_action($1, $2, $3, $4, $5)", [...this.args(), JSON.stringify(calls)]);
   }
 
   /** Returns the chat's new status: `running` when the queue head was promoted into a new turn. */
   async finishTurn(outcome: object | null): Promise<string> {
+    await this.flush();
     const { rows } = await this.pool.query<{ status: string }>({ name: "chatd_finish_turn",
       text: "select chat_private.finish_turn($1, $2, $3, $4, $5) as status",
       values: [...this.args(), outcome == null ? null : JSON.stringify(outcome)] });
@@ -128,16 +157,19 @@ export class Transitions {
   }
 
   async finishError(kind: string, message: string): Promise<void> {
+    await this.flush();
     await this.pool.query("select chat_private.finish_error($1, $2, $3, $4, $5, $6)", [...this.args(), kind, message]);
   }
 
   async finishInterruption(partial: StoredMessage[]): Promise<string> {
     const { rows } = await this.pool.query<{ status: string }>(
-      "select chat_private.finish_interruption($1, $2, $3, $4, $5) as status", [...this.args(), JSON.stringify(partial)]);
+      "select chat_private.finish_interruption($1, $2, $3, $4, $5) as status", [...this.args(), this.withDeferred(JSON.stringify(partial))]);
+    this.deferred = [];
     return rows[0]!.status;
   }
 
   async recordRetryState(state: object | null): Promise<void> {
+    await this.flush();
     const { rows } = await this.pool.query<FenceRow>("select * from chat_private.record_retry_state($1, $2, $3, $4, $5)",
       [...this.args(), state == null ? null : JSON.stringify(state)]);
     this.advance(rows[0]);
