@@ -4,7 +4,7 @@
 // request commit to receipt commit, the same at concurrency 1, and, measured in the same run, the commit rate of a
 // trivial INSERT (the physical ceiling), plus transactions per turn.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -19,13 +19,34 @@ const SCRIPT = JSON.stringify({ script: [
   { tool_calls: [{ name: "coder_structured_output", args: { output: { files: 2, first: "a.txt" } } }] },
 ] });
 
-function startWorker(url: string, workspaces: string, concurrency: number): ChildProcess {
+function startWorker(url: string, workspaces: string, concurrency: number, statsFile: string): ChildProcess {
   // CHATD_BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker process.
   const nodeArgs = (process.env.CHATD_BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
   return spawn(process.execPath, [...nodeArgs, join(projectRoot, "bench", "worker-process.ts")], {
-    env: { ...process.env, DATABASE_URL: url, CHATD_WORKSPACES_ROOT: workspaces, CHATD_BENCH_CONCURRENCY: String(concurrency) },
+    env: { ...process.env, DATABASE_URL: url, CHATD_WORKSPACES_ROOT: workspaces, CHATD_BENCH_CONCURRENCY: String(concurrency),
+      CHATD_BENCH_STATS_FILE: statsFile },
     stdio: ["ignore", "ignore", "inherit"],
   });
+}
+
+interface WorkerStats {
+  roundTrips: number;
+  cpuMs: number;
+}
+
+/** The worker's round trips and CPU so far (bench/worker-process.ts writes them on SIGUSR2). */
+async function workerStats(child: ChildProcess, file: string): Promise<WorkerStats> {
+  rmSync(file, { force: true });
+  child.kill("SIGUSR2");
+  while (!existsSync(file)) await new Promise((resolve) => setTimeout(resolve, 5));
+  return JSON.parse(readFileSync(file, "utf8")) as WorkerStats;
+}
+
+/** Jobs added to Graphile Worker's queue so far (its id sequence: exact, not transactional). */
+async function jobsAdded(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: string | null }>(
+    "select pg_sequence_last_value(pg_get_serial_sequence('graphile_worker._private_jobs', 'id')::regclass) as n");
+  return Number(rows[0]!.n ?? 0);
 }
 
 async function stopWorker(child: ChildProcess): Promise<void> {
@@ -89,12 +110,15 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     await pool.query(`alter database ${pg.escapeIdentifier(new URL(db.url).pathname.slice(1))} set track_functions = 'pl'`);
     const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('bench') returning id")).rows[0]!.id;
     if (!serial) results.push([`trivial INSERT commits/s (8 connections)`, (await commitRate(db.url, 8, 2000)).toFixed(0)]);
-    const worker = startWorker(db.url, workspaces, concurrency);
+    const statsFile = join(tmpdir(), `chatd-bench-${process.pid}-${label}.json`);
+    const worker = startWorker(db.url, workspaces, concurrency, statsFile);
     // Warm up (module load, first compile, connection pools) before measuring.
     await createChats(pool, user, 4);
     await waitForReceipts(pool, 4);
     await pool.query("delete from chat_public.chats");
     const commitsBefore = await xactCommits(pool);
+    const jobsBefore = await jobsAdded(pool);
+    const workerBefore = await workerStats(worker, statsFile);
     const started = performance.now();
     if (serial) {
       for (let i = 0; i < turns; i++) {
@@ -107,6 +131,8 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     }
     const seconds = (performance.now() - started) / 1000;
     const commits = (await xactCommits(pool)) - commitsBefore;
+    const jobs = (await jobsAdded(pool)) - jobsBefore;
+    const workerAfter = await workerStats(worker, statsFile);
     await stopWorker(worker);
     if (!serial) {
       const { rows } = await pool.query<{ name: string; calls: string; self_ms: number; total_ms: number }>(
@@ -120,6 +146,9 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
       [`concurrency ${concurrency}: turns/s`, (turns / seconds).toFixed(1)],
       [`concurrency ${concurrency}: request→receipt p50 / p99 ms`, `${percentile(ms, 50).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`],
       [`concurrency ${concurrency}: committed transactions per turn (all sessions)`, (commits / turns).toFixed(1)],
+      [`concurrency ${concurrency}: worker round trips per turn`, ((workerAfter.roundTrips - workerBefore.roundTrips) / turns).toFixed(1)],
+      [`concurrency ${concurrency}: job-queue hops (jobs added) per turn`, (jobs / turns).toFixed(2)],
+      [`concurrency ${concurrency}: worker CPU ms per turn`, ((workerAfter.cpuMs - workerBefore.cpuMs) / turns).toFixed(2)],
     );
   } finally {
     await pool.end();
