@@ -15,7 +15,6 @@ import type {
 } from "../../src/providers/index.ts";
 import type { DynamicToolDeclaration } from "../../src/tools/index.ts";
 import { compactionDue, type CompactionCheck, type CompactionRow } from "./compaction.ts";
-import { CONFIG_VERSION_SQL } from "./config.ts";
 import type { StructuredState } from "./structured.ts";
 import type { StoredMessage } from "./transitions.ts";
 
@@ -104,46 +103,24 @@ function assistantParts(row: Row): AssistantPart[] {
 
 const UNANSWERED = "the call was not executed (the turn ended before it ran)";
 
+/** The turn-state function's JSON (sql/130_turn_state.sql). */
+export interface TurnStateRow {
+  chat: ChatRow | null;
+  turn: TurnRow | null;
+  history: Row[];
+  compaction: CompactionRow | null;
+  config_version: string;
+}
+
+/** The statement that reads a chat's turn state in one snapshot (sql/130_turn_state.sql), one round trip. */
 export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<TurnState> {
-  // One statement, so one snapshot (the history, the turn and the chat agree with each other) in one round trip.
-  // The prompt starts at the newest live compaction summary (compaction.ts): the rows it replaced are compressed
-  // and older. The boundary, not the compressed flag, decides, so an edit that discards a summary brings the rows
-  // it covered back. Bigint ids travel as text.
-  // The same statement reads whether compaction is due (compaction.ts) and the worker's config version (config.ts).
-  const { rows: [state] } = await pool.query<{ chat: ChatRow | null; turn: TurnRow | null; history: Row[];
-    compaction: CompactionRow | null; config_version: string }>({
-    // Named: each pooled connection parses and plans this statement once.
-    name: "chatd_turn_state",
-    text: `with boundary as (
-       select coalesce(max(s.id), 0) as id from chat_public.chat_messages s
-       where s.chat_id = $1 and s.kind = 'summary' and s.visibility = 'model' and not s.deleted)
-     select
-       (select row_to_json(c) from (select id, status::text as status, model_config_id, workspace, dynamic_tools, plan_mode,
-                                           parent_chat_id, mcp_server_ids
-                                    from chat_public.chats where id = $1) c) as chat,
-       (select row_to_json(t) from (
-          select t.input_message_id::text as input_message_id, t.steps, r.id as request_id, r.schema::text as schema_text,
-                 t.rejected_batches, t.value_rejected, t.candidate_present
-          from chat_private.turn_progress t
-          left join chat_public.structured_output_requests r on r.id = t.structured_output_request_id and r.status = 'pending'
-          where t.chat_id = $1 and t.finished_at is null) t) as turn,
-       coalesce((select json_agg(json_build_object('id', h.id::text, 'role', h.role, 'content', h.content,
-                                                   'provider_metadata', h.provider_metadata, 'finish', h.finish) order by h.id)
-                 from (select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
-                       from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
-                       where m.chat_id = $1 and not m.deleted and m.visibility in ('model', 'both') and m.kind <> 'receipt'
-                         and m.id >= (select b.id from boundary b)) h),
-                '[]'::json) as history,
-       (select row_to_json(k) from (
-          select c.compaction_requested_at is not null as requested, m.context_limit, m.compaction_threshold_percent as threshold,
-            (select (x.usage ->> 'inputTokens')::bigint from chat_public.chat_messages x, boundary b
-             where x.chat_id = c.id and x.id > b.id and not x.deleted and x.role = 'assistant' and x.kind = 'message'
-               and x.usage ? 'inputTokens' order by x.id desc limit 1)::text as tokens,
-            (select max(x.id) from chat_public.chat_messages x where x.chat_id = c.id and not x.deleted)::text as up_to
-          from chat_public.chats c join chat_private.model_configs m on m.id = c.model_config_id where c.id = $1) k) as compaction,
-       ${CONFIG_VERSION_SQL} as config_version`,
-    values: [chatId],
-  });
+  // Named: each pooled connection parses and plans this statement once.
+  const { rows } = await pool.query<{ state: TurnStateRow }>({
+    name: "chatd_turn_state", text: "select chat_private.turn_state($1) as state", values: [chatId] });
+  return turnStateFrom(rows[0]?.state);
+}
+
+export function turnStateFrom(state: TurnStateRow | undefined): TurnState {
   const c = state?.chat;
   if (c == null) throw Object.assign(new Error("chat not found"), { code: "CHNTF" });
   const turn = state!.turn;

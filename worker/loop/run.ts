@@ -22,6 +22,7 @@ import { runStopHooks } from "./hooks.ts";
 import { loadModelConfig, type RuntimeSettings } from "./config.ts";
 import { continueTurn, loadTurnState, type PendingCall, type TurnState } from "./history.ts";
 import type { ChatListener } from "./listener.ts";
+import type { Subscribe } from "./lease.ts";
 import { streamWithRetry } from "./retry.ts";
 import {
   FinalizerByteCap, governingRequest, judgeStep, noCandidateOutcome, structuredCommit, type FailedOutcome,
@@ -58,10 +59,16 @@ export type StopReason = "interrupt" | "lost" | "shutdown";
 /** promoted: the turn ended and the queue head started a new one (status stays running). */
 export type RunOutcome = "finished" | "promoted" | "paused" | "failed" | "lost" | "released";
 
-/** configVersion: the config version read by the acquire statement (config.ts). */
+export interface LeaseContext {
+  /** The turn state the acquire statement read (lease.ts); without it the run reads the state first. */
+  initial?: TurnState;
+  /** How the run listens to its chat (lease.ts ChatSubscription); default: its own subscription. */
+  subscribe?: Subscribe;
+}
+
 export async function runWithLease(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings,
-  configVersion: bigint | null = null): Promise<RunOutcome> {
-  return new ChatRun(deps, fence, settings, configVersion).run();
+  context: LeaseContext = {}): Promise<RunOutcome> {
+  return new ChatRun(deps, fence, settings, context).run();
 }
 
 class ChatRun {
@@ -77,12 +84,18 @@ class ChatRun {
   private runTools: Promise<RunTools> | undefined;
   /** The newest config version this run has read: cached configuration older than it is read again. */
   private configVersion: bigint | null;
+  /** The state read with the lease, used by the first pass of the loop only. */
+  private initial: TurnState | null;
 
-  constructor(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings, configVersion: bigint | null) {
+  private readonly subscribe: Subscribe;
+
+  constructor(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings, context: LeaseContext) {
     this.deps = deps;
     this.tx = new Transitions(deps.pool, fence);
     this.settings = settings;
-    this.configVersion = configVersion;
+    this.initial = context.initial ?? null;
+    this.configVersion = context.initial?.configVersion ?? null;
+    this.subscribe = context.subscribe ?? ((handler) => deps.listener.subscribe(fence.chatId, handler));
     this.log = deps.log.child({ chat_id: fence.chatId, runner_id: fence.runnerId });
   }
 
@@ -93,12 +106,11 @@ class ChatRun {
   };
 
   async run(): Promise<RunOutcome> {
-    const chatId = this.tx.fence.chatId;
     this.deps.runs.add(this.stop);
     let unsubscribe: (() => Promise<void>) | undefined;
     let heartbeat: ReturnType<typeof setInterval> | undefined;
     try {
-      unsubscribe = await this.deps.listener.subscribe(chatId, (n) => {
+      unsubscribe = await this.subscribe((n) => {
         if (n.status === "interrupting") this.stop("interrupt");
         // History changed under a running stream (an edit): the commit would be fenced, so stop early. Only a
         // newer version counts; a late notification of this runner's own commit carries an older one.
@@ -176,7 +188,8 @@ class ChatRun {
   }
 
   private async loop(): Promise<RunOutcome> {
-    let state = await this.turnState();
+    let state = this.initial ?? await this.turnState();
+    this.initial = null;
     for (;;) {
       if (state.chat.status === "interrupting" || this.stopReason === "interrupt") {
         return this.interrupted(cancellations(state.pending));

@@ -2,7 +2,6 @@
 // transaction). The fence moves forward with every commit that returns a new one; a lost fence raises CHFNC,
 // which the loop treats as "stop without writing".
 import type pg from "pg";
-import { CONFIG_VERSION_SQL } from "./config.ts";
 
 export interface Fence {
   chatId: string;
@@ -11,7 +10,7 @@ export interface Fence {
   generationAttempt: string;
 }
 
-interface FenceRow {
+export interface FenceRow {
   runner_id: string;
   history_version: string;
   generation_attempt: string;
@@ -20,31 +19,6 @@ interface FenceRow {
 export function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : undefined;
-}
-
-/** acquire_lease outcomes that mean "another runner has it, or there is nothing to run". */
-export const NOTHING_TO_RUN = new Set(["CHLSD", "CHTRN", "CHARC", "CHNTF"]);
-
-export interface AcquiredLease {
-  fence: Fence;
-  /** The worker config version in the acquire statement's snapshot (config.ts). */
-  configVersion: bigint;
-}
-
-/** Takes the lease with a fresh runner id; null when there is nothing for this job to do. */
-export async function acquireLease(pool: pg.Pool, chatId: string, workerId: string): Promise<AcquiredLease | null> {
-  try {
-    const { rows } = await pool.query<FenceRow & { config_version: string }>({ name: "chatd_acquire_lease",
-      text: `select f.*, ${CONFIG_VERSION_SQL} as config_version from chat_private.acquire_lease($1, $2) f`, values: [chatId, workerId] });
-    const row = rows[0]!;
-    return {
-      fence: { chatId, runnerId: row.runner_id, historyVersion: row.history_version, generationAttempt: row.generation_attempt },
-      configVersion: BigInt(row.config_version),
-    };
-  } catch (error) {
-    if (NOTHING_TO_RUN.has(sqlState(error) ?? "")) return null;
-    throw error;
-  }
 }
 
 /** The worker's frequent statements are named, so each pooled connection parses and plans them once. */
