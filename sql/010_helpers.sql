@@ -18,17 +18,26 @@ begin
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 
+-- The helpers below are PL/pgSQL, not SQL: PostgreSQL does not inline a SQL function that is security definer or
+-- has a SET clause, and parses and plans its body afresh for each calling query (once per transaction when the
+-- caller is PL/pgSQL), while PL/pgSQL keeps its plans for the session (the worker's connections are pooled).
 create or replace function chat_private.setting(p_name text) returns jsonb as $$
-  select value from chat_private.settings where name = p_name;
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+begin
+  return (select value from chat_private.settings where name = p_name);
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 
 create or replace function chat_private.setting_int(p_name text) returns integer as $$
-  select (value #>> '{}')::integer from chat_private.settings where name = p_name;
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+begin
+  return (select (value #>> '{}')::integer from chat_private.settings where name = p_name);
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 
 create or replace function chat_private.experiment_enabled(p_name text) returns boolean as $$
-  select coalesce((select enabled from chat_private.experiments where name = p_name), false);
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+begin
+  return coalesce((select enabled from chat_private.experiments where name = p_name), false);
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 
 insert into chat_private.experiments (name, enabled, description) values
   ('chat-structured-output', false,
@@ -48,10 +57,18 @@ values ('scripted', 'scripted', 'scripted-demo', 32000, true)
 on conflict (id) do nothing;
 
 -- One NOTIFY per transition: streams re-read rows newer than their watermark, so the payload is only a hint.
+-- notify_chat_row takes the chat row a transition already holds (from its locking UPDATE ... RETURNING or its last
+-- read). It is neither security definer nor has a SET clause, so PostgreSQL inlines it into the calling statement;
+-- it names only pg_catalog objects, qualified, so the caller's search_path cannot redirect it.
+create or replace function chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) returns void as $$
+  select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, pg_catalog.json_build_object(
+    'chat_id', (p_chat).id, 'change', p_change, 'status', (p_chat).status, 'archived', (p_chat).archived,
+    'snapshot_version', (p_chat).snapshot_version, 'history_version', (p_chat).history_version,
+    'queue_version', (p_chat).queue_version, 'generation_attempt', (p_chat).generation_attempt)::text);
+$$ language sql volatile;
+
 create or replace function chat_private.notify_chat(p_chat_id uuid, p_change text) returns void as $$
-  select pg_notify('chatd:chat:' || c.id, json_build_object(
-    'chat_id', c.id, 'change', p_change, 'status', c.status, 'archived', c.archived,
-    'snapshot_version', c.snapshot_version, 'history_version', c.history_version,
-    'queue_version', c.queue_version, 'generation_attempt', c.generation_attempt)::text)
-  from chat_public.chats c where c.id = p_chat_id;
-$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+begin
+  perform chat_private.notify_chat_row(c, p_change) from chat_public.chats c where c.id = p_chat_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;

@@ -14,11 +14,17 @@ end $$;
 comment on type chat_public.chat_input_result is
   E'What an input transition created: the message that started a turn or the queued message, the structured request id minted for it, and any receipts it committed (edit supersession, queue deletion) in id order.';
 
+-- Neither security definer nor with a SET clause, and stable (an enum's text form is), so PostgreSQL inlines it into
+-- the statements that call it.
 create or replace function chat_private.chat_state(p_chat chat_public.chats) returns text as $$
-  select case when p_chat.archived then 'archived' else p_chat.status::text end;
-$$ language sql immutable set search_path to pg_catalog, public, pg_temp;
+  select case when (p_chat).archived then 'archived' else (p_chat).status::text end;
+$$ language sql stable;
 
 -- Locks the chat, checks the allowed-transition table, bumps snapshot_version once. p_owner hides other users' chats.
+-- The allowed case is one UPDATE: it waits for the row lock, then checks the rule against the row as it is after
+-- the wait (a qual's subquery is evaluated again on the newest row version), bumps and returns it. Any refusal is
+-- diagnosed by the locking reads below, in the original order (CHNTF, unknown transition, CHARC, CHTRN); should a
+-- commit between the two make the transition allowed after all, those reads go on and bump as before.
 create or replace function chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid default null)
 returns chat_public.chats as $$
 declare
@@ -26,6 +32,14 @@ declare
   v_state text;
   v_allowed boolean;
 begin
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
+  where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
+    and (select r.allowed from chat_private.transition_rules r
+         where r.transition = p_transition and r.from_state = chat_private.chat_state(c))
+  returning * into v_chat;
+  if found then
+    return v_chat;
+  end if;
   select * into v_chat from chat_public.chats where id = p_chat_id for update;
   if not found or (p_owner is not null and v_chat.owner_id <> p_owner) then
     raise exception 'chat not found' using errcode = 'CHNTF';
@@ -48,12 +62,35 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
 -- Worker transitions check the fence before anything else, so a stale runner always sees CHFNC, whatever the state.
-create or replace function chat_private.begin_worker_transition(
-  p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
-returns chat_public.chats as $$
+-- The usual case is one UPDATE that locks the row, checks the fence's versions and the transition rule on the row
+-- as it is after any lock wait, and bumps snapshot_version; the lease is then read by its own statement, whose
+-- snapshot is taken after the lock is held (a lease changed by the transaction we waited for is seen). Only CHFNC is
+-- left to raise there, and raising it undoes the bump. When the UPDATE matches nothing, the locking reads below
+-- diagnose in the original order: CHNTF, then CHFNC, then begin_transition's state checks.
+--
+-- p_history_changes: the transition inserts history rows (not receipts) next, so the history fence trigger will set
+-- history_version to the new snapshot_version and generation_attempt to 0. The same UPDATE sets them already, which
+-- saves the chat row a second version; the trigger still runs and finds nothing left to change. Nothing reads those
+-- two columns before that insert, and if the insert fails the transaction fails with it.
+create or replace function chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid,
+  p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) returns chat_public.chats as $$
 declare
   v_chat chat_public.chats;
 begin
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
+    history_version = case when p_history_changes then c.snapshot_version + 1 else c.history_version end,
+    generation_attempt = case when p_history_changes then 0 else c.generation_attempt end
+  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
+    and (select r.allowed from chat_private.transition_rules r
+         where r.transition = p_transition and r.from_state = chat_private.chat_state(c))
+  returning * into v_chat;
+  if found then
+    if not exists (select 1 from chat_private.chat_leases l
+                   where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
+      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+    end if;
+    return v_chat;
+  end if;
   select * into v_chat from chat_public.chats where id = p_chat_id for update;
   if not found then
     raise exception 'chat not found' using errcode = 'CHNTF';
@@ -68,11 +105,22 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
+create or replace function chat_private.begin_worker_transition(
+  p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+returns chat_public.chats as $$
+begin
+  return chat_private.lock_worker_chat(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt,
+                                       false);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
 create or replace function chat_private.current_fence(p_chat_id uuid) returns chat_private.fence as $$
-  select (l.runner_id, c.history_version, c.generation_attempt)::chat_private.fence
-  from chat_public.chats c left join chat_private.chat_leases l on l.chat_id = c.id
-  where c.id = p_chat_id;
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+begin
+  return (select (l.runner_id, c.history_version, c.generation_attempt)::chat_private.fence
+          from chat_public.chats c left join chat_private.chat_leases l on l.chat_id = c.id
+          where c.id = p_chat_id);
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 
 -- Client input: a non-empty array of text parts (files come with their own issue), bounded in count and size.
 create or replace function chat_private.check_input_content(p_content jsonb, p_field text default 'content')
@@ -129,18 +177,27 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
+-- This and the other small helpers below are PL/pgSQL rather than SQL so that their plans are kept for the session
+-- (see chat_private.setting in 010_helpers.sql).
 create or replace function chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
 returns void as $$
+begin
   insert into chat_private.idempotency_keys (owner_id, key, operation, result)
   select p_owner, p_key, p_operation, p_result where p_key is not null;
-$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
 create or replace function chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
 returns bigint as $$
+declare
+  v_id bigint;
+begin
   insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, structured_output_request_id, created_by)
   values (p_chat_id, 'user', 'both', 'message', p_content, p_request_id, p_created_by)
-  returning id;
-$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+  returning id into v_id;
+  return v_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
 create or replace function chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
 returns void as $$
@@ -152,17 +209,24 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
 create or replace function chat_private.open_turn(p_chat_id uuid) returns chat_private.turn_progress as $$
-  select * from chat_private.turn_progress where chat_id = p_chat_id and finished_at is null;
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+begin
+  return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 
 create or replace function chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid,
   p_created_by uuid, p_at_head boolean) returns bigint as $$
+declare
+  v_id bigint;
+begin
   insert into chat_public.chat_queued_messages (chat_id, content, structured_output_request_id, created_by, position)
   values (p_chat_id, p_content, p_request_id, p_created_by,
           case when p_at_head then -nextval('chat_public.chat_queued_messages_position')
                else nextval('chat_public.chat_queued_messages_position') end)
-  returning id;
-$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+  returning id into v_id;
+  return v_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
 -- Moves the head of the queue into history as the input of a new turn. Returns the new message id, or null.
 create or replace function chat_private.promote_queue_head(p_chat_id uuid) returns bigint as $$
@@ -259,10 +323,12 @@ $$ language plpgsql volatile security definer set search_path to pg_catalog, pub
 
 -- The pending structured request of the chat's open turn, if any.
 create or replace function chat_private.active_request(p_chat_id uuid) returns uuid as $$
-  select r.id from chat_private.turn_progress t
-  join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
-  where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending';
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+begin
+  return (select r.id from chat_private.turn_progress t
+          join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
+          where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending');
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 
 -- Ends the open turn and runs the next queued input, or lets the chat wait. Receipts of the ended turn must be
 -- written before this is called, so they precede the promoted input in the transcript.

@@ -7,7 +7,18 @@ declare
   v_chat chat_public.chats;
   v_runner uuid := gen_random_uuid();
 begin
-  v_chat := chat_private.begin_transition(p_chat_id, 'acquire_lease');
+  -- begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
+  -- version instead of two. A refusal is diagnosed by begin_transition itself; CHLSD below undoes the attempt
+  -- with the rest of the transaction.
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
+  where c.id = p_chat_id
+    and (select r.allowed from chat_private.transition_rules r
+         where r.transition = 'acquire_lease' and r.from_state = chat_private.chat_state(c))
+  returning * into v_chat;
+  if not found then
+    perform chat_private.begin_transition(p_chat_id, 'acquire_lease');
+    update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
+  end if;
   if exists (select 1 from chat_private.chat_leases where chat_id = p_chat_id and expires_at > now()) then
     raise exception 'another runner holds the lease' using errcode = 'CHLSD';
   end if;
@@ -16,9 +27,10 @@ begin
           now() + make_interval(secs => coalesce(p_lease_seconds, chat_private.setting_int('lease_seconds'))))
   on conflict (chat_id) do update set runner_id = excluded.runner_id, worker_id = excluded.worker_id,
     acquired_at = now(), expires_at = excluded.expires_at;
-  update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id;
-  perform chat_private.notify_chat(p_chat_id, 'attempt');
-  return chat_private.current_fence(p_chat_id);
+  perform chat_private.notify_chat_row(v_chat, 'attempt');
+  -- The chat row is final and the lease row is ours (both written above under the chat lock): this is what
+  -- current_fence would read.
+  return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.acquire_lease(uuid, text, integer) is
@@ -39,33 +51,47 @@ create or replace function chat_private.release_lease(p_chat_id uuid, p_runner_i
   delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
--- Inserts worker-produced rows: [{role, content, visibility?, kind?, usage?, internals?}]. Receipts are refused
--- here; they come only from write_receipt. Returns the ids in input order.
+-- The kind of a worker-produced row; receipts (and unknown kinds) are refused here: they come only from write_receipt.
+-- It reads no table, so it needs neither security definer nor a SET clause (it runs once per row).
+create or replace function chat_private.worker_message_kind(p_item jsonb) returns chat_public.message_kind as $$
+begin
+  if coalesce(p_item ->> 'kind', 'message') not in ('message', 'control', 'summary') then
+    raise exception 'workers cannot insert % rows', p_item ->> 'kind' using errcode = 'RCFRB';
+  end if;
+  return coalesce(p_item ->> 'kind', 'message')::chat_public.message_kind;
+end;
+$$ language plpgsql immutable;
+
+-- Inserts worker-produced rows: [{role, content, visibility?, kind?, usage?, internals?}]. Returns the ids in input
+-- order. One INSERT for the messages (its statement triggers fire once) and one for their internals. The kind check
+-- sits in a subquery that OFFSET 0 keeps from being flattened, so it runs for each element as the INSERT pulls it,
+-- before that element's casts and row triggers and after the rows before it: the same element order, and so the
+-- same first error, as inserting one element at a time. Ids come from the column's sequence as rows are inserted,
+-- so they increase in input order.
 create or replace function chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) returns bigint[] as $$
 declare
-  v_item jsonb;
-  v_id bigint;
-  v_ids bigint[] := '{}';
+  v_ids bigint[];
 begin
   if p_messages is null or jsonb_typeof(p_messages) <> 'array' then
     raise exception 'messages must be an array' using errcode = 'CIINV', column = 'messages';
   end if;
-  for v_item in select e from jsonb_array_elements(p_messages) e loop
-    if coalesce(v_item ->> 'kind', 'message') not in ('message', 'control', 'summary') then
-      raise exception 'workers cannot insert % rows', v_item ->> 'kind' using errcode = 'RCFRB';
-    end if;
+  if jsonb_array_length(p_messages) = 0 then
+    return '{}';
+  end if;
+  with inserted as (
     insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, usage)
-    values (p_chat_id, (v_item ->> 'role')::chat_public.message_role,
-            coalesce(v_item ->> 'visibility', 'both')::chat_public.message_visibility,
-            coalesce(v_item ->> 'kind', 'message')::chat_public.message_kind, v_item -> 'content', v_item -> 'usage')
-    returning id into v_id;
-    if v_item -> 'internals' is not null then
-      insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
-      values (v_id, v_item -> 'internals' -> 'provider_metadata', v_item -> 'internals' -> 'finish',
-              v_item -> 'internals' -> 'finalizer_screening');
-    end if;
-    v_ids := v_ids || v_id;
-  end loop;
+    select p_chat_id, (m.item ->> 'role')::chat_public.message_role,
+           coalesce(m.item ->> 'visibility', 'both')::chat_public.message_visibility, m.kind, m.item -> 'content',
+           m.item -> 'usage'
+    from (select e.item, chat_private.worker_message_kind(e.item) as kind
+          from jsonb_array_elements(p_messages) e(item) offset 0) m
+    returning id)
+  select array_agg(id order by id) into v_ids from inserted;
+  insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
+  select v_ids[e.n], e.item -> 'internals' -> 'provider_metadata', e.item -> 'internals' -> 'finish',
+         e.item -> 'internals' -> 'finalizer_screening'
+  from jsonb_array_elements(p_messages) with ordinality e(item, n)
+  where e.item -> 'internals' is not null;
   return v_ids;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
@@ -105,12 +131,19 @@ create or replace function chat_private.commit_step(p_chat_id uuid, p_runner_id 
   p_generation_attempt bigint, p_messages jsonb, p_progress jsonb default '{}') returns chat_private.fence as $$
 declare
   v_ids bigint[];
+  v_chat chat_public.chats;
+  v_runner uuid;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version, p_generation_attempt);
+  -- Every row insert_worker_messages accepts is history, so a non-empty array fences (see lock_worker_chat).
+  perform chat_private.lock_worker_chat(p_chat_id, 'commit_step', p_runner_id, p_history_version, p_generation_attempt,
+    case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private.insert_worker_messages(p_chat_id, p_messages);
   perform chat_private.apply_progress(p_chat_id, p_progress, v_ids);
-  perform chat_private.notify_chat(p_chat_id, 'step');
-  return chat_private.current_fence(p_chat_id);
+  -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
+  select * into v_chat from chat_public.chats where id = p_chat_id;
+  perform chat_private.notify_chat_row(v_chat, 'step');
+  select l.runner_id into v_runner from chat_private.chat_leases l where l.chat_id = p_chat_id;
+  return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb) is
@@ -196,8 +229,10 @@ declare
   v_request uuid;
   v_status chat_public.chat_status;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
-                                               p_generation_attempt);
+  -- Partial output is history: a non-empty array fences (see lock_worker_chat).
+  perform chat_private.lock_worker_chat(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
+    p_generation_attempt,
+    case when jsonb_typeof(p_partial_messages) = 'array' then jsonb_array_length(p_partial_messages) > 0 else false end);
   perform chat_private.insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
   v_request := chat_private.active_request(p_chat_id);
   if v_request is not null then
