@@ -12,6 +12,10 @@ begin
   if jsonb_array_length(p_tools) > 64 or octet_length(p_tools::text) > 262144 then
     raise exception 'dynamic_tools allows at most 64 tools and 256 KiB' using errcode = 'CIINV', column = 'dynamic_tools';
   end if;
+  -- Most chats declare no tools: the per-tool loop and the uniqueness count have nothing to look at.
+  if jsonb_array_length(p_tools) = 0 then
+    return;
+  end if;
   for v_tool in select e from jsonb_array_elements(p_tools) e loop
     if jsonb_typeof(v_tool) <> 'object' or jsonb_typeof(v_tool -> 'name') is distinct from 'string'
        or (v_tool ->> 'name') !~ '^[A-Za-z0-9_-]{1,64}$' then
@@ -66,9 +70,12 @@ declare
   v_message bigint;
   v_result chat_public.chat_input_result;
 begin
-  v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat');
-  if v_previous is not null then
-    return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
+  -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
+  if p_idempotency_key is not null then
+    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat');
+    if v_previous is not null then
+      return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
+    end if;
   end if;
   perform chat_private.check_input_content(p_content);
   perform chat_private.check_dynamic_tools(coalesce(p_dynamic_tools, '[]'));
@@ -81,8 +88,11 @@ begin
   if v_model is null then
     raise exception 'unknown model config' using errcode = 'CIINV', column = 'model_config_id';
   end if;
-  insert into chat_public.chats (owner_id, title, model_config_id, plan_mode, workspace, dynamic_tools, snapshot_version)
-  values (p_owner, p_title, v_model, coalesce(p_plan_mode, false), p_workspace, coalesce(p_dynamic_tools, '[]'), 1)
+  -- The chat is born at snapshot 1 with its first history row (the input below), so its history_version is 1 from
+  -- the start: the fencing trigger of that insert then finds the fence already current and rewrites no chat row.
+  insert into chat_public.chats (owner_id, title, model_config_id, plan_mode, workspace, dynamic_tools,
+                                 snapshot_version, history_version)
+  values (p_owner, p_title, v_model, coalesce(p_plan_mode, false), p_workspace, coalesce(p_dynamic_tools, '[]'), 1, 1)
   returning id into v_chat_id;
   if p_format is not null then
     v_request := chat_private.accept_structured_request(v_chat_id, p_format, p_check_experiment);
@@ -91,7 +101,9 @@ begin
   perform chat_private.start_turn(v_chat_id, v_message, v_request);
   update chat_public.chats set status = 'running' where id = v_chat_id;
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
-  perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result));
+  if p_idempotency_key is not null then
+    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result));
+  end if;
   perform chat_private.notify_chat(v_chat_id, 'created');
   return v_result;
 end;
@@ -107,10 +119,15 @@ create or replace function chat_public.create_chat(
   plan_mode boolean default false,
   idempotency_key text default null
 ) returns chat_public.chat_input_result as $$
-  select chat_private.create_chat_as(chat_private.require_user(), content,
-    chat_private.parse_response_format(response_format), model_config_id, title, workspace, dynamic_tools,
-    plan_mode, idempotency_key);
-$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+-- PL/pgSQL: PostgreSQL plans a security definer SQL function's body in every transaction, PL/pgSQL once a session.
+-- The caller is identified before response_format is parsed (NOAUT before RFINV).
+declare
+  v_user uuid := chat_private.require_user();
+begin
+  return chat_private.create_chat_as(v_user, content, chat_private.parse_response_format(response_format),
+    model_config_id, title, workspace, dynamic_tools, plan_mode, idempotency_key);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text) is
   E'Creates a chat whose first message starts a turn. `response_format` is the JSON text of {"type":"json_schema","json_schema":{"name","description","schema"}} (or {"type":"text"}); a structured request gets a server-minted id. A repeated `idempotency_key` returns the first result.';
 
