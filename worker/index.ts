@@ -86,8 +86,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     toolDeployment,
   };
   const workerLogger = new WorkerLogger((scope) => (level, message, meta) => {
-    const child = log.child({ component: "graphile-worker", job_id: scope.jobId, task: scope.taskIdentifier });
     const method = level === "error" ? "error" : level === "warning" ? "warn" : level === "debug" ? "debug" : "info";
+    // Graphile Worker logs lines per job (debug, info): build the child logger only for a line that is written.
+    if (!log.isLevelEnabled(method)) return;
+    const child = log.child({ component: "graphile-worker", job_id: scope.jobId, task: scope.taskIdentifier });
     child[method](meta ?? {}, message);
   });
   const taskList: TaskList = {

@@ -83,6 +83,8 @@ export async function streamStep(
     };
   };
 
+  /** The provider's stream was read to its end: nothing of the request is left to release. */
+  let drained = false;
   try {
     if (controller.signal.aborted) return result();
     let stream: ReadableStream<LanguageModelV4StreamPart>;
@@ -109,7 +111,10 @@ export async function streamStep(
     try {
       for (;;) {
         const { done, value } = await reader.read();
-        if (done) break;
+        if (done) {
+          drained = true;
+          break;
+        }
         if (value.type === "stream-start") {
           classified = classifyWarnings(value.warnings, request.tools);
           if (classified.warnings.length > 0) emit({ type: "warnings", warnings: classified.warnings });
@@ -127,13 +132,16 @@ export async function streamStep(
       if (!controller.signal.aborted) failure = classifyProviderError(err);
     } finally {
       controller.signal.removeEventListener("abort", cancel);
-      reader.releaseLock();
+      // A drained stream is closed and nobody reads it again; releasing the lock would only build (and capture
+      // the stack of) the "reader released" TypeError that the spec puts into the reader's closed promise.
+      if (!drained) reader.releaseLock();
     }
     if (callbackError != null) throw callbackError.error;
     return result();
   } finally {
     callerSignal?.removeEventListener("abort", onCallerAbort);
-    // Release the HTTP request if the loop exited early (fatal warning, throwing callback).
-    if (!controller.signal.aborted) controller.abort();
+    // Release the HTTP request if the loop exited early (fatal warning, throwing callback). A stream read to its
+    // end has released it already; aborting then would only build a DOMException (with its stack) for nobody.
+    if (!drained && !controller.signal.aborted) controller.abort();
   }
 }

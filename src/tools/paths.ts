@@ -1,7 +1,12 @@
 // Workspace confinement. A path from the model is relative to the workspace root; the resolved real path
 // (symlinks followed) must stay under the root's real path, so `..`, absolute paths and symlinks pointing
 // outside are all refused the same way.
-import { realpath } from "node:fs/promises";
+//
+// Resolution is synchronous (realpath(3) on this thread): it is a bounded lookup of one path, microseconds on the
+// local disk the workspaces live on, while a round trip through libuv's thread pool costs several times that in CPU
+// (two thread hand-offs and a wake-up of the event loop) on every tool call. Nothing is cached: the root and the
+// path are resolved afresh on each call, so a symbolic link swapped in between calls is seen.
+import { realpathSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { ToolError } from "./types.ts";
 
@@ -19,7 +24,7 @@ export async function resolveInWorkspace(root: string, requested: unknown): Prom
   if (!inside(root, lexical)) throw new ToolError("path escapes the workspace");
   let real: string;
   try {
-    real = await realpath(lexical);
+    real = realpathSync.native(lexical);
   } catch {
     throw new ToolError(`no such file or directory: ${path}`);
   }

@@ -2,7 +2,7 @@
 // timeout, output cap. Workspace tools need the chat's workspace; dynamic tools are the chat's declared client
 // tools and are never executed here.
 import { FINALIZER_TOOL_NAME } from "../structured/finalizer.ts";
-import { realpath } from "node:fs/promises";
+import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { JSONObject, ToolSpec } from "../providers/index.ts";
 import { READ_ONLY_DEPLOYMENT } from "./deployment.ts";
@@ -152,7 +152,8 @@ export async function executeTool(tool: ToolDefinition, rawArgs: string, options
     let workspaceRoot = "";
     if (tool.kind === "workspace" && options.workspace != null) {
       try {
-        workspaceRoot = await realpath(workspaceFolder(options.workspacesRoot, options.workspace));
+        // Resolved on every call (a swapped folder is seen), synchronously: see src/tools/paths.ts.
+        workspaceRoot = realpathSync.native(workspaceFolder(options.workspacesRoot, options.workspace));
       } catch {
         return errorOutput("the chat's workspace folder does not exist");
       }

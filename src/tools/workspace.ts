@@ -1,7 +1,12 @@
 // Workspace tools: read-only views of the chat's workspace folder (design §3). Every path goes through
 // resolveInWorkspace; directory walks never follow symbolic links, so a link cannot lead a walk outside.
-import type { Dirent } from "node:fs";
-import { open, readdir, stat } from "node:fs/promises";
+//
+// Metadata (stat, directory listings) is read synchronously and file contents asynchronously: a stat is a bounded
+// syscall of microseconds on the local disk the workspaces live on, while each trip through libuv's thread pool
+// costs several times that in CPU (thread hand-offs, a wake-up of the event loop). Reads of file contents stay
+// asynchronous: they are large and unbounded in time.
+import { readdirSync, statSync, type Dirent } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { JSONObject, JSONValue } from "../providers/index.ts";
 import { displayPath, resolveInWorkspace } from "./paths.ts";
@@ -23,7 +28,7 @@ function checkAborted(signal: AbortSignal): void {
 
 async function readFileTool(args: JSONObject, ctx: ToolContext): Promise<ToolOutput> {
   const path = await resolveInWorkspace(ctx.workspaceRoot, args.path);
-  const info = await stat(path);
+  const info = statSync(path);
   if (!info.isFile()) throw new ToolError(`${displayPath(ctx.workspaceRoot, path)} is not a file`);
   const handle = await open(path, "r");
   try {
@@ -65,7 +70,7 @@ async function walk(root: string, start: string, recursive: boolean, limit: numb
     const next: typeof frontier = [];
     for (const { dir, depth } of frontier) {
       checkAborted(signal);
-      const children = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      const children = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
       for (const child of children) {
         const absolute = join(dir, child.name);
         const entry: Entry = { path: displayPath(root, absolute), type: entryType(child) };
@@ -81,12 +86,12 @@ async function walk(root: string, start: string, recursive: boolean, limit: numb
 
 async function listFilesTool(args: JSONObject, ctx: ToolContext): Promise<ToolOutput> {
   const start = await resolveInWorkspace(ctx.workspaceRoot, args.path);
-  if (!(await stat(start)).isDirectory()) throw new ToolError(`${displayPath(ctx.workspaceRoot, start)} is not a directory`);
+  if (!statSync(start).isDirectory()) throw new ToolError(`${displayPath(ctx.workspaceRoot, start)} is not a directory`);
   const entries: JSONObject[] = [];
   const truncated = await walk(ctx.workspaceRoot, start, args.recursive === true, LIST_CAP_ENTRIES, ctx.signal,
     async (entry, absolute) => {
       const item: JSONObject = { path: entry.path, type: entry.type };
-      if (entry.type === "file") item.size = (await stat(absolute)).size;
+      if (entry.type === "file") item.size = statSync(absolute).size;
       entries.push(item);
       return true;
     });
@@ -104,7 +109,7 @@ async function searchFilesTool(args: JSONObject, ctx: ToolContext): Promise<Tool
   let skipped = 0;
   const scan = async (entry: Entry, absolute: string): Promise<boolean> => {
     if (entry.type !== "file") return true;
-    const info = await stat(absolute);
+    const info = statSync(absolute);
     if (info.size > SEARCH_FILE_MAX_BYTES) {
       skipped += 1;
       return true;
@@ -128,7 +133,7 @@ async function searchFilesTool(args: JSONObject, ctx: ToolContext): Promise<Tool
     return true;
   };
   let truncated: boolean;
-  if ((await stat(start)).isFile()) {
+  if (statSync(start).isFile()) {
     truncated = !(await scan({ path: displayPath(ctx.workspaceRoot, start), type: "file" }, start));
   } else {
     truncated = await walk(ctx.workspaceRoot, start, true, SEARCH_CAP_FILES, ctx.signal, scan);

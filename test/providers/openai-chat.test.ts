@@ -121,6 +121,31 @@ test("abort mid-stream: request aborted, partial text kept, tool call incomplete
   assert.is(call.incomplete, true);
 });
 
+test("request release: an early exit aborts the HTTP request; a stream read to its end has nothing to release", async () => {
+  const signals: AbortSignal[] = [];
+  const runtime = {
+    fetch: (...[input, init]: Parameters<typeof fetch>) => {
+      if (init?.signal != null) signals.push(init.signal);
+      return fetch(input, init);
+    },
+  };
+  server.enqueue({ text: ["all ", "of it"] });
+  const done = await streamStep(chat(), { prompt: userPrompt("hi"), tools: [] }, runtime);
+  assert.is(done.finish, "stop");
+  assert.is(signals.length, 1);
+  assert.is(signals[0]!.aborted, false);
+  server.enqueue({ text: ["never ", "read ", "to the end"] });
+  const bug = new Error("the caller's bug");
+  try {
+    await streamStep(chat(), { prompt: userPrompt("hi"), tools: [], onEvent: () => { throw bug; } }, runtime);
+    assert.unreachable("the callback's error propagates");
+  } catch (error) {
+    assert.is(error, bug);
+  }
+  assert.is(signals.length, 2);
+  assert.is(signals[1]!.aborted, true);
+});
+
 test("HTTP 429 is retryable, 400 terminal; messages carry no body text or key", async () => {
   server.enqueue({ kind: "http-error", status: 429, body: { error: { message: "slow down SECRET-BODY" } } });
   const r429 = await streamStep(chat(), { prompt: userPrompt("hi"), tools: [] });

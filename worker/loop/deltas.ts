@@ -110,10 +110,15 @@ export class DeltaPublisher {
           payloads.push(JSON.stringify({ ...this.episode, seq: ++this.seq, ...item, delta: piece }));
         }
       }
+      // One payload (the usual flush: consecutive deltas of one part coalesce) is sent as it is, without building
+      // and escaping an array literal for unnest.
+      const query: pg.QueryConfig<unknown[]> = payloads.length === 1
+        ? { name: "chatd_part_delta", text: "select pg_notify($1, $2)", values: [this.channel, payloads[0]] }
+        : { name: "chatd_part_deltas", text: "select pg_notify($1, p) from unnest($2::text[]) with ordinality u(p, n) order by n",
+          values: [this.channel, payloads] };
       // Chained, so payloads reach PostgreSQL in sequence order.
       this.inFlight = this.inFlight.then(() =>
-        this.pool.query({ name: "chatd_part_deltas", text: "select pg_notify($1, p) from unnest($2::text[]) with ordinality u(p, n) order by n",
-          values: [this.channel, payloads] }).then(() => undefined, (error: unknown) => {
+        this.pool.query(query).then(() => undefined, (error: unknown) => {
           this.log.warn({ err: error }, "publishing part deltas failed");
         }));
     }

@@ -108,13 +108,14 @@ export class ScriptedLanguageModel implements LanguageModelV4 {
   async doStream(options: LanguageModelV4CallOptions): Promise<LanguageModelV4StreamResult> {
     const signal = options.abortSignal;
     if (signal?.aborted === true) throw abortError(signal);
-    const step = planStep(options);
+    const promptText = JSON.stringify(options.prompt);
+    const step = planStep(options, promptText);
     if (step.errorStatus != null && !servedErrors.has(step.key)) {
       if (servedErrors.size >= MAX_SERVED) servedErrors.clear();
       servedErrors.add(step.key);
       throw syntheticApiError(step.errorStatus, SCRIPTED_URL);
     }
-    const parts = streamParts(step, this.modelId, JSON.stringify(options.prompt).length);
+    const parts = streamParts(step, this.modelId, promptText.length);
     const finish = parts.pop() as LanguageModelV4StreamPart;
     let index = 0;
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -2,7 +2,7 @@
 // tools, so every step is deterministic and replayable (design §6: demos and tests
 // without credentials). Two modes: an explicit `{"script": [...]}` in the latest user
 // message, or a default plan that exercises a real multi-step tool run.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { LanguageModelV4CallOptions, LanguageModelV4Message } from "@ai-sdk/provider";
 import type { JSONObject, JSONValue } from "../types.ts";
 import { exampleFromSchema } from "./example-from-schema.ts";
@@ -233,11 +233,12 @@ function summaryStep(prompt: Prompt, key: string): PlannedStep {
   return textStep(`Summary of ${history.length} earlier messages ${SCRIPTED_LABEL}. [scripted steps so far: ${steps}]`, key);
 }
 
-export function planStep(options: LanguageModelV4CallOptions): PlannedStep {
+/** promptText: `JSON.stringify(options.prompt)`, when the caller has it already (the model measures the prompt). */
+export function planStep(options: LanguageModelV4CallOptions, promptText = JSON.stringify(options.prompt)): PlannedStep {
   const { user, after } = currentTurn(options.prompt);
   // Deterministic per conversation position: the same prompt yields the same key (so a
   // retried attempt is recognised) and call ids differ between steps and turns.
-  const key = createHash("sha256").update(JSON.stringify(options.prompt)).digest("hex").slice(0, 12);
+  const key = hash("sha256", promptText, "hex").slice(0, 12);
   const first = options.prompt[0];
   if (first?.role === "system" && first.content.startsWith(SUMMARY_REQUEST)) return summaryStep(options.prompt, key);
   const stepIndex = compactedSteps(options.prompt) + after.filter((m) => m.role === "assistant").length;
