@@ -60,15 +60,33 @@ on conflict (id) do nothing;
 -- notify_chat_row takes the chat row a transition already holds (from its locking UPDATE ... RETURNING or its last
 -- read). It is neither security definer nor has a SET clause, so PostgreSQL inlines it into the calling statement;
 -- it names only pg_catalog objects, qualified, so the caller's search_path cannot redirect it.
-create or replace function chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) returns void as $$
-  select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, pg_catalog.json_build_object(
+create or replace function chat_private.chat_notification(p_chat chat_public.chats, p_change text) returns text as $$
+  select pg_catalog.json_build_object(
     'chat_id', (p_chat).id, 'change', p_change, 'status', (p_chat).status, 'archived', (p_chat).archived,
     'snapshot_version', (p_chat).snapshot_version, 'history_version', (p_chat).history_version,
-    'queue_version', (p_chat).queue_version, 'generation_attempt', (p_chat).generation_attempt)::text);
+    'queue_version', (p_chat).queue_version, 'generation_attempt', (p_chat).generation_attempt)::text;
+$$ language sql stable;
+
+create or replace function chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) returns void as $$
+  select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, chat_private.chat_notification(p_chat, p_change));
 $$ language sql volatile;
 
+-- What a running step must hear at once (an interrupt, or an edit that moves the history under it) also goes to
+-- `chatd:worker`, the one channel every worker process listens to (worker/loop/listener.ts), so a run needs no
+-- LISTEN of its own. Those changes come from client and operator transitions, which notify through here; the
+-- worker's own transitions (notify_chat_row) never interrupt a run. A missed notification is still seen by the
+-- lease heartbeat, which reads the chat's status and history version.
 create or replace function chat_private.notify_chat(p_chat_id uuid, p_change text) returns void as $$
+declare
+  v_chat chat_public.chats;
 begin
-  perform chat_private.notify_chat_row(c, p_change) from chat_public.chats c where c.id = p_chat_id;
+  select * into v_chat from chat_public.chats c where c.id = p_chat_id;
+  if not found then
+    return;
+  end if;
+  perform chat_private.notify_chat_row(v_chat, p_change);
+  if v_chat.status = 'interrupting' or p_change = 'history_reset' then
+    perform pg_notify('chatd:worker', chat_private.chat_notification(v_chat, p_change));
+  end if;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;

@@ -127,8 +127,13 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
+-- p_deltas: the step's last part deltas (worker/loop/deltas.ts payloads, in sequence order), published on the chat's
+-- parts channel in this transaction, before the step's own notification: the worker sends no separate statement for
+-- them, and a runner whose fence is lost publishes nothing.
+drop function if exists chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb);
 create or replace function chat_private.commit_step(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
-  p_generation_attempt bigint, p_messages jsonb, p_progress jsonb default '{}') returns chat_private.fence as $$
+  p_generation_attempt bigint, p_messages jsonb, p_progress jsonb default '{}', p_deltas text[] default null)
+returns chat_private.fence as $$
 declare
   v_ids bigint[];
   v_chat chat_public.chats;
@@ -139,6 +144,7 @@ begin
     case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private.insert_worker_messages(p_chat_id, p_messages);
   perform chat_private.apply_progress(p_chat_id, p_progress, v_ids);
+  perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
   -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
   select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'step');
@@ -146,8 +152,8 @@ begin
   return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-comment on function chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb) is
-  E'Commits one step of the running turn (assistant output, tool results, control rows) and its progress counters; returns the new fence.';
+comment on function chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[]) is
+  E'Commits one step of the running turn (assistant output, tool results, control rows), its progress counters and its last part deltas; returns the new fence.';
 
 create or replace function chat_private.enter_requires_action(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_pending_calls jsonb, p_timeout_seconds integer default null) returns void as $$

@@ -84,7 +84,7 @@ grant execute on function
   chat_private.acquire_lease(uuid, text, integer),
   chat_private.renew_lease(uuid, uuid, integer),
   chat_private.release_lease(uuid, uuid),
-  chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb),
+  chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[]),
   chat_private.enter_requires_action(uuid, uuid, bigint, bigint, jsonb, integer),
   chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb),
   chat_private.finish_error(uuid, uuid, bigint, bigint, text, text),

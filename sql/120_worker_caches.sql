@@ -40,13 +40,15 @@ grant select on chat_private.worker_config_version to chat_operator, chat_worker
 -- transaction (both transitions run exactly as they do when called one after the other, fence checks included).
 -- When an enabled stop hook exists, only the step is committed and status is null: the worker calls the hooks and
 -- finishes the turn itself, as after a plain commit_step.
+drop function if exists chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb);
 create or replace function chat_private.commit_step_and_finish_turn(p_chat_id uuid, p_runner_id uuid,
   p_history_version bigint, p_generation_attempt bigint, p_messages jsonb, p_progress jsonb, p_outcome jsonb default null,
-  out runner_id uuid, out history_version bigint, out generation_attempt bigint, out status chat_public.chat_status) as $$
+  p_deltas text[] default null, out runner_id uuid, out history_version bigint, out generation_attempt bigint, out status chat_public.chat_status) as $$
 declare
   v_fence chat_private.fence;
 begin
-  v_fence := chat_private.commit_step(p_chat_id, p_runner_id, p_history_version, p_generation_attempt, p_messages, p_progress);
+  v_fence := chat_private.commit_step(p_chat_id, p_runner_id, p_history_version, p_generation_attempt, p_messages, p_progress,
+                                      p_deltas);
   runner_id := v_fence.runner_id;
   history_version := v_fence.history_version;
   generation_attempt := v_fence.generation_attempt;
@@ -56,6 +58,7 @@ begin
   end if;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-comment on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb) is
+comment on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[]) is
   E'commit_step then, when no stop hook is enabled, finish_turn with the new fence, in one transaction. Returns the new fence and the new status (null: the step is committed, the turn is not finished).';
-grant execute on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb) to chat_worker;
+revoke all on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[]) from public;
+grant execute on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[]) to chat_worker;

@@ -30,7 +30,7 @@ export async function runChat(deps: RuntimeDeps, chatId: string): Promise<RunOut
       if (outcome !== "promoted") return outcomes;
     }
   } finally {
-    await subscription.close().catch(() => undefined);
+    subscription.close();
   }
 }
 

@@ -1,12 +1,12 @@
 // The chat_run job listens to its chat from before the acquire statement (which also reads the turn state), and
 // hands what arrives before the run registers its handler to that run (worker/loop/lease.ts ChatSubscription).
-// Real PostgreSQL NOTIFY through the worker's ChatListener; a second subscriber is the barrier that shows a
-// notification has been delivered.
+// Real PostgreSQL NOTIFY on the worker channel through the worker's ChatListener; a second watcher is the barrier
+// that shows a notification has been delivered; another chat's notifications never reach the run.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { testLogger, waitFor } from "../support/worker.ts";
-import { ChatListener, chatChannel, type ChatNotification } from "../../worker/loop/listener.ts";
+import { ChatListener, WORKER_CHANNEL, type ChatNotification } from "../../worker/loop/listener.ts";
 import { ChatSubscription } from "../../worker/loop/lease.ts";
 
 let db: TestDatabase;
@@ -25,13 +25,13 @@ test.after(async () => {
 /** Sends a notification and returns once the listener has delivered it (seen by an independent subscriber). */
 async function notifyAndDeliver(seen: ChatNotification[], payload: ChatNotification): Promise<void> {
   const before = seen.length;
-  await db.pool.query("select pg_notify($1, $2)", [chatChannel(chatId), JSON.stringify(payload)]);
+  await db.pool.query("select pg_notify($1, $2)", [WORKER_CHANNEL, JSON.stringify({ chat_id: chatId, ...payload })]);
   await waitFor("the notification to be delivered", async () => seen.length > before);
 }
 
 test("a notification between the acquire and the run's handler reaches the run; older ones do not", async () => {
   const seen: ChatNotification[] = [];
-  const unsubscribeWitness = await listener.subscribe(chatId, (n) => seen.push(n));
+  const unwatchWitness = await listener.watch(chatId, (n) => seen.push(n));
   const subscription = await ChatSubscription.open(listener, chatId);
   try {
     await notifyAndDeliver(seen, { change: "before_acquire", status: "interrupting" });
@@ -41,14 +41,15 @@ test("a notification between the acquire and the run's handler reaches the run; 
     const received: ChatNotification[] = [];
     const unsubscribe = await subscription.subscribe((n) => received.push(n));
     assert.equal(received.map((n) => n.change), ["after_acquire"], "the buffered notification, and only it");
+    await db.pool.query("select pg_notify($1, $2)", [WORKER_CHANNEL, JSON.stringify({ chat_id: "another", change: "elsewhere" })]);
     await notifyAndDeliver(seen, { change: "while_running" });
     assert.equal(received.map((n) => n.change), ["after_acquire", "while_running"]);
     await unsubscribe();
     await notifyAndDeliver(seen, { change: "after_run" });
     assert.is(received.length, 2, "a finished run's handler gets nothing more");
   } finally {
-    await subscription.close();
-    await unsubscribeWitness();
+    subscription.close();
+    unwatchWitness();
   }
 });
 

@@ -96,20 +96,26 @@ export class DeltaPublisher {
     else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
   }
 
-  /** Sends what is buffered; resolves when every earlier flush has been sent (call before a commit). */
-  flush(): Promise<void> {
+  /** The buffered deltas as payloads with their sequence numbers, taken out of the buffer. */
+  private takePayloads(): string[] {
     clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    if (batch.length > 0) {
-      const payloads: string[] = [];
-      for (const item of batch) {
-        for (const piece of splitDelta(item.delta)) {
-          payloads.push(JSON.stringify({ ...this.episode, seq: ++this.seq, ...item, delta: piece }));
-        }
+    const payloads: string[] = [];
+    for (const item of batch) {
+      for (const piece of splitDelta(item.delta)) {
+        payloads.push(JSON.stringify({ ...this.episode, seq: ++this.seq, ...item, delta: piece }));
       }
+    }
+    return payloads;
+  }
+
+  /** Sends what is buffered; resolves when every earlier flush has been sent (call before a commit). */
+  flush(): Promise<void> {
+    const payloads = this.takePayloads();
+    if (payloads.length > 0) {
       // One payload (the usual flush: consecutive deltas of one part coalesce) is sent as it is, without building
       // and escaping an array literal for unnest.
       const query: pg.QueryConfig<unknown[]> = payloads.length === 1
@@ -127,5 +133,13 @@ export class DeltaPublisher {
 
   close(): Promise<void> {
     return this.flush();
+  }
+
+  /** Ends the stream without sending the rest: waits for the flushes already sent and returns the payloads still
+   * buffered, in sequence order, for the step's commit to publish in its own transaction (transitions.ts). */
+  async finish(): Promise<string[]> {
+    const payloads = this.takePayloads();
+    await this.inFlight;
+    return payloads;
   }
 }

@@ -44,11 +44,11 @@ export type Subscribe = (handler: Handler) => Promise<() => Promise<void>>;
 export class ChatSubscription {
   private handler: Handler | undefined;
   private buffered: ChatNotification[] = [];
-  private unsubscribe: () => Promise<void> = async () => undefined;
+  private unwatch: () => void = () => undefined;
 
   static async open(listener: ChatListener, chatId: string): Promise<ChatSubscription> {
     const subscription = new ChatSubscription();
-    subscription.unsubscribe = await listener.subscribe(chatId, (n) => subscription.deliver(n));
+    subscription.unwatch = await listener.watch(chatId, (n) => subscription.deliver(n));
     return subscription;
   }
 
@@ -71,8 +71,8 @@ export class ChatSubscription {
     };
   };
 
-  close(): Promise<void> {
+  close(): void {
     this.handler = undefined;
-    return this.unsubscribe();
+    this.unwatch();
   }
 }

@@ -1,7 +1,9 @@
-// One LISTEN connection per worker process, shared by every running chat: the transitions NOTIFY on
-// `chatd:chat:<id>` with the chat's status, which is how an interrupt reaches a running step within
-// milliseconds. A lost connection is re-opened; the lease heartbeat also reads the status, so a missed
-// notification delays an interrupt by at most one heartbeat.
+// One LISTEN connection per worker process, shared by every running chat. Runs `watch` their chat on
+// `chatd:worker`, the channel the transitions send what a running step must hear at once (an interrupt, an edit
+// under it: sql/010 notify_chat), listened to once per connection, so taking a chat costs no LISTEN. Waits that need
+// every change of a chat (a parent waiting on its subagent) `subscribe` to `chatd:chat:<id>`. A lost connection is
+// re-opened; the lease heartbeat also reads the status, so a missed notification delays an interrupt by at most one
+// heartbeat.
 //
 // A channel nobody listens to any more is dropped lazily: its UNLISTEN travels with the next LISTEN (one round
 // trip per run instead of two), or after UNLISTEN_DELAY_MS when no LISTEN comes. Until then its notifications
@@ -10,6 +12,7 @@ import pg from "pg";
 import type { Logger } from "../../src/log.ts";
 
 export interface ChatNotification {
+  chat_id?: string;
   status?: string;
   change?: string;
   history_version?: number | string;
@@ -21,6 +24,7 @@ type Handler = (notification: ChatNotification) => void;
 const UNLISTEN_DELAY_MS = 1000;
 
 export const chatChannel = (chatId: string): string => `chatd:chat:${chatId}`;
+export const WORKER_CHANNEL = "chatd:worker";
 
 export class ChatListener {
   private readonly databaseUrl: string;
@@ -28,6 +32,8 @@ export class ChatListener {
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
   private readonly handlers = new Map<string, Set<Handler>>();
+  /** Runs watching a chat, by chat id (fed from WORKER_CHANNEL). */
+  private readonly watchers = new Map<string, Set<Handler>>();
   private closed = false;
   /** LISTEN/UNLISTEN run one at a time on the shared client (pg deprecates overlapping queries on one client). */
   private statements: Promise<unknown> = Promise.resolve();
@@ -61,6 +67,7 @@ export class ChatListener {
         if (!this.closed) void this.relisten();
       });
       await client.connect();
+      await client.query(`listen ${pg.escapeIdentifier(WORKER_CHANNEL)}`);
       for (const channel of this.handlers.keys()) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
       this.client = client;
       return client;
@@ -79,15 +86,33 @@ export class ChatListener {
   }
 
   private dispatch(channel: string, payload: string | undefined): void {
-    const handlers = this.handlers.get(channel);
-    if (handlers == null) return;
+    const worker = channel === WORKER_CHANNEL;
+    if (!worker && !this.handlers.has(channel)) return;
     let notification: ChatNotification;
     try {
       notification = JSON.parse(payload ?? "{}") as ChatNotification;
     } catch {
       return;
     }
-    for (const handler of handlers) handler(notification);
+    const handlers = worker ? this.watchers.get(String(notification.chat_id)) : this.handlers.get(channel);
+    for (const handler of handlers ?? []) handler(notification);
+  }
+
+  /** Hears what a running step of `chatId` must hear at once (WORKER_CHANNEL). Listening has started when it
+   * returns, so a change committed afterwards is never missed; no statement is sent once the connection is open. */
+  async watch(chatId: string, handler: Handler): Promise<() => void> {
+    let set = this.watchers.get(chatId);
+    if (set == null) {
+      set = new Set();
+      this.watchers.set(chatId, set);
+    }
+    set.add(handler);
+    await this.connect();
+    const handlers = set;
+    return () => {
+      handlers.delete(handler);
+      if (handlers.size === 0 && this.watchers.get(chatId) === handlers) this.watchers.delete(chatId);
+    };
   }
 
   /** Starts listening before it returns, so a change committed afterwards is never missed. */

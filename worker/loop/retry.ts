@@ -31,6 +31,8 @@ export interface StepAttempts {
   attempts: number;
   /** A retry state was published (and must be cleared once the step is committed). */
   retried: boolean;
+  /** The returned attempt's last part deltas, not yet published: they ride with the step's commit. */
+  deltas: string[];
 }
 
 export async function streamWithRetry(input: {
@@ -64,10 +66,12 @@ export async function streamWithRetry(input: {
         input.onEvent?.(event);
       },
     }, input.runtime);
-    await publisher.close();
+    const deltas = await publisher.finish();
     if (hang != null) await hang;
     const retryable = result.error?.retryable === true && (result.finish === "error" || result.finish === "interrupted");
-    if (!retryable || attempt >= settings.retryMaxAttempts || signal.aborted) return { result, attempts: attempt, retried };
+    if (!retryable || attempt >= settings.retryMaxAttempts || signal.aborted) return { result, attempts: attempt, retried, deltas };
+    // A failed attempt's deltas go out before its retry state (recordRetryState publishes carried deltas first).
+    tx.carryDeltas(deltas);
     const delay = backoffMs(attempt, settings);
     const error = result.error!;
     input.log.warn({ attempt, delay_ms: delay, kind: error.kind, status: error.status }, "provider step failed; retrying");
@@ -80,6 +84,6 @@ export async function streamWithRetry(input: {
     });
     retried = true;
     await sleep(delay, signal);
-    if (signal.aborted) return { result, attempts: attempt, retried };
+    if (signal.aborted) return { result, attempts: attempt, retried, deltas: [] };
   }
 }

@@ -95,7 +95,10 @@ class ChatRun {
     this.settings = settings;
     this.initial = context.initial ?? null;
     this.configVersion = context.initial?.configVersion ?? null;
-    this.subscribe = context.subscribe ?? ((handler) => deps.listener.subscribe(fence.chatId, handler));
+    this.subscribe = context.subscribe ?? (async (handler) => {
+      const unwatch = await deps.listener.watch(fence.chatId, handler);
+      return async () => unwatch();
+    });
     this.log = deps.log.child({ chat_id: fence.chatId, runner_id: fence.runnerId });
   }
 
@@ -258,6 +261,8 @@ class ChatRun {
       this.streaming = false;
     }
     const { result, attempts, retried } = attempt;
+    // The step's last deltas are published by whatever this step commits next (transitions.ts).
+    this.tx.carryDeltas(attempt.deltas);
     recordProviderStep(this.config.provider, (performance.now() - stepStarted) / 1000, result.finish, result.error?.kind);
     if (this.stopReason === "interrupt") return this.interrupted([], result);
     if (this.stopReason != null) return this.stopped();

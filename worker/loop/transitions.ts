@@ -21,8 +21,12 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/** Part deltas go to the chat's parts channel, in sequence order (deltas.ts). */
+export const partsChannel = (chatId: string): string => `chatd:chat:${chatId}:parts`;
+export const PUBLISH_DELTAS = "select pg_notify($1, p) from unnest($2::text[]) with ordinality u(p, n) order by n";
+
 /** The worker's frequent statements are named, so each pooled connection parses and plans them once. */
-const COMMIT_STEP = "select * from chat_private.commit_step($1, $2, $3, $4, $5, $6)";
+const COMMIT_STEP = "select * from chat_private.commit_step($1, $2, $3, $4, $5, $6, $7)";
 
 export interface StoredMessage {
   role: "assistant" | "tool";
@@ -45,6 +49,9 @@ export class Transitions {
    * which are safe to run again if this runner dies before that commit). Every history write includes them first;
    * any other transition commits them on their own beforehand, so no transition ever skips over them. */
   private deferred: StoredMessage[] = [];
+  /** Part deltas of the step being committed that were not published while it streamed (deltas.ts): they ride with
+   * the step's commit, published in its transaction before its notification. */
+  private deltas: string[] = [];
 
   constructor(pool: pg.Pool, fence: Fence) {
     this.pool = pool;
@@ -66,6 +73,19 @@ export class Transitions {
     this.deferred.push(...messages);
   }
 
+  /** Hands the step's unpublished part deltas (payloads in sequence order) to the next commit. */
+  carryDeltas(payloads: string[]): void {
+    this.deltas.push(...payloads);
+  }
+
+  /** The carried deltas for a commit statement, which publishes them (null: none). */
+  private takeDeltas(): string[] | null {
+    if (this.deltas.length === 0) return null;
+    const deltas = this.deltas;
+    this.deltas = [];
+    return deltas;
+  }
+
   /** How many rows the next commit puts before the caller's own (a candidate's message index counts them). */
   get deferredCount(): number {
     return this.deferred.length;
@@ -78,9 +98,18 @@ export class Transitions {
     return messagesJson === "[]" ? `${deferred}]` : `${deferred},${messagesJson.slice(1)}`;
   }
 
-  /** Commits the deferred rows on their own, before a transition that writes no history rows of its caller. */
+  /** Commits the deferred rows (and publishes carried deltas) on their own, before a transition that writes no
+   * history rows of its caller. */
   async flush(): Promise<void> {
     if (this.deferred.length > 0) await this.commitStep([]);
+    else await this.publishDeltas();
+  }
+
+  /** Publishes carried deltas in a statement of their own (a transition that does not take them). */
+  private async publishDeltas(): Promise<void> {
+    const deltas = this.takeDeltas();
+    if (deltas == null) return;
+    await this.pool.query({ name: "chatd_part_deltas", text: PUBLISH_DELTAS, values: [partsChannel(this.fence.chatId), deltas] });
   }
 
   async commitStep(messages: StoredMessage[], progress: object = {}): Promise<void> {
@@ -90,7 +119,7 @@ export class Transitions {
   /** commit_step with JSON text built by the caller, for values whose exact number text must survive. */
   async commitStepJson(messagesJson: string, progressJson: string): Promise<void> {
     const { rows } = await this.pool.query<FenceRow>({ name: "chatd_commit_step", text: COMMIT_STEP,
-      values: [...this.args(), this.withDeferred(messagesJson), progressJson] });
+      values: [...this.args(), this.withDeferred(messagesJson), progressJson, this.takeDeltas()] });
     this.deferred = [];
     this.advance(rows[0]);
   }
@@ -99,8 +128,9 @@ export class Transitions {
    * committed (the fence moved on) and the caller finishes the turn. Else the chat's new status, as finishTurn. */
   async commitStepAndFinishTurn(messagesJson: string, progressJson: string, outcome: object | null): Promise<string | null> {
     const { rows } = await this.pool.query<FenceRow & { status: string | null }>({ name: "chatd_commit_step_and_finish_turn",
-      text: "select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7)",
-      values: [...this.args(), this.withDeferred(messagesJson), progressJson, outcome == null ? null : JSON.stringify(outcome)] });
+      text: "select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7, $8)",
+      values: [...this.args(), this.withDeferred(messagesJson), progressJson, outcome == null ? null : JSON.stringify(outcome),
+        this.takeDeltas()] });
     this.deferred = [];
     const row = rows[0];
     if (row?.status != null) return row.status;
@@ -136,6 +166,7 @@ export class Transitions {
   }
 
   async finishInterruption(partial: StoredMessage[]): Promise<string> {
+    await this.publishDeltas();
     const { rows } = await this.pool.query<{ status: string }>(
       "select chat_private.finish_interruption($1, $2, $3, $4, $5) as status", [...this.args(), this.withDeferred(JSON.stringify(partial))]);
     this.deferred = [];
