@@ -104,6 +104,8 @@ const results: [string, string][] = [];
 for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1", 1, SERIAL_TURNS, true]] as const) {
   const db = await benchDatabase(`e2e_${label}`);
   const pool = new pg.Pool({ connectionString: db.url, max: 6 });
+  // An idle connection ended by the server must fail a query, not the whole run.
+  pool.on("error", (error) => console.error(`bench:e2e: idle connection failed: ${error.message}`));
   try {
     await pool.query("update chat_private.experiments set enabled = true");
     // Per-function timings (pg_stat_user_functions) for sessions opened from now on: where the database time goes.
