@@ -10,13 +10,12 @@
 import type pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import type { ModelConfig, ModelRuntime, StepResult } from "../../src/providers/index.ts";
-import {
-  endsTurnAfter, executeTool, parseToolArgs, toolsForChat, type ChatTools, type ToolDefinition, type ToolDeployment,
-} from "../../src/tools/index.ts";
+import { endsTurnAfter, toolsForChat, type ChatTools, type ToolDeployment } from "../../src/tools/index.ts";
 import { observeValidation, recordProviderStep } from "../../src/metrics.ts";
 import { openRunTools, type RunTools } from "../../src/mcp/run-tools.ts";
 import { fault, type Faults } from "../faults.ts";
 import { buildAssistantStep } from "./assistant.ts";
+import { allReadOnly, cancellations, runLocalCalls } from "./calls.ts";
 import { maybeCompact } from "./compaction.ts";
 import { runStopHooks } from "./hooks.ts";
 import { loadModelConfig, type RuntimeSettings } from "./config.ts";
@@ -349,31 +348,10 @@ class ChatRun {
    * next commit instead, and returned (the caller builds the next state from them). */
   private async answerCalls(calls: PendingCall[], tools: ChatTools, workspace: string | null,
     deferrable: boolean): Promise<RunOutcome | StoredMessage | null> {
-    const dynamic: { tool_call_id: string; tool_name: string; args: unknown }[] = [];
-    const results: object[] = [];
-    let faulted = false;
-    for (const call of calls) {
-      const tool = tools.byName.get(call.tool_name);
-      const parsed = parseToolArgs(call.args);
-      if (tool?.kind === "dynamic" && parsed.ok) {
-        dynamic.push({ tool_call_id: call.tool_call_id, tool_name: call.tool_name, args: parsed.value });
-        continue;
-      }
-      if (this.stopReason != null) break;
-      if (!faulted && tool?.kind === "workspace") {
-        faulted = true;
-        await fault(this.deps.faults, "during_tool_execution");
-      }
-      const output = tool == null
-        ? { result: { error: tools.withheld.get(call.tool_name) ?? `unknown tool: ${call.tool_name}` }, isError: true }
-        : await executeTool(tool, call.args, {
-          planMode: tools.planMode, toolCallId: call.tool_call_id,
-          workspacesRoot: this.deps.workspacesRoot, workspace,
-          signal: this.controller.signal, ...(this.deps.toolTimeoutMs != null ? { timeoutMs: this.deps.toolTimeoutMs } : {}),
-        });
-      results.push({ type: "tool-result", tool_call_id: call.tool_call_id, tool_name: call.tool_name,
-        result: output.result, is_error: output.isError, provider_executed: false });
-    }
+    const { results, dynamic } = await runLocalCalls(calls, tools, {
+      faults: this.deps.faults, workspacesRoot: this.deps.workspacesRoot, workspace, signal: this.controller.signal,
+      stopped: () => this.stopReason != null, ...(this.deps.toolTimeoutMs != null ? { timeoutMs: this.deps.toolTimeoutMs } : {}),
+    });
     if (this.stopReason === "interrupt") {
       // Answer every call of the batch (results so far, cancellations for the rest) so history stays well formed.
       const answered = new Set(results.map((r) => (r as { tool_call_id: string }).tool_call_id));
@@ -381,7 +359,7 @@ class ChatRun {
       return this.interrupted([{ role: "tool", content: [...results, ...(rest[0]?.content ?? [])] }]);
     }
     if (this.stopReason != null) return this.stopped();
-    if (deferrable && dynamic.length === 0 && results.length > 0 && calls.every((call) => isReadOnly(tools.byName.get(call.tool_name)))) {
+    if (deferrable && dynamic.length === 0 && results.length > 0 && allReadOnly(calls, tools)) {
       const message: StoredMessage = { role: "tool", content: results };
       this.tx.defer([message]);
       await fault(this.deps.faults, "after_tool_results");
@@ -444,16 +422,4 @@ class ChatRun {
     this.log.info({ status }, "interruption finished");
     return status === "running" ? "promoted" : "finished";
   }
-}
-
-/** The read-only workspace tools (plan mode keeps them): running one again changes nothing. */
-function isReadOnly(tool: ToolDefinition | undefined): boolean {
-  return tool?.kind === "workspace" && tool.planSafe === true;
-}
-
-/** Synthetic results for calls an interrupt leaves unexecuted. */
-function cancellations(calls: PendingCall[]): StoredMessage[] {
-  if (calls.length === 0) return [];
-  return [{ role: "tool", content: calls.map((call) => ({ type: "tool-result", tool_call_id: call.tool_call_id,
-    tool_name: call.tool_name, result: { error: "canceled: the user interrupted" }, is_error: true, provider_executed: false })) }];
 }
