@@ -139,48 +139,73 @@ comment on function chat_private.operator_create_batch(uuid, text, jsonb, text, 
 -- Starts pending items in line order until `concurrency` are running; completes the batch when nothing is left.
 -- Each item is created in its own sub-block: an item whose creation fails (invalid content, a disabled model)
 -- fails alone. Returns the number of items started.
-create or replace function chat_private.dispatch_batch(p_batch_id uuid) returns integer as $$
+-- Starts one pending item as its own chat in slot p_slot. 'running': its request is pending and the item holds the
+-- slot; 'done': the item ended at once (a replayed creation whose request already finished, or a creation refused:
+-- failed with invalid_input or dispatch_failed); 'slot_taken': another transaction's item holds the slot (the unique
+-- index), and nothing of this attempt remains (the subtransaction, the chat included, is rolled back).
+create or replace function chat_private.start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb,
+  p_slot integer) returns text as $$
 declare
-  v_batch chat_public.batches;
-  v_running integer;
-  v_started integer := 0;
-  v_item record;
   v_result chat_public.chat_input_result;
   v_request chat_public.structured_output_requests;
 begin
+  begin
+    v_result := chat_private.create_chat_as(p_batch.owner_id, p_content, p_batch.response_format,
+      p_batch.model_config_id, left(coalesce(p_batch.name, 'batch') || ' #' || p_line, 200), p_batch.workspace,
+      '[]', false, 'batch:' || p_batch.id || ':' || p_line, false);
+    select * into v_request from chat_public.structured_output_requests where id = v_result.structured_output_request_id;
+    -- A replayed creation (the idempotency key already existed) may find its request finished.
+    update chat_public.batch_items set chat_id = v_result.chat_id, structured_output_request_id = v_request.id,
+      started_at = now(),
+      status = case when v_request.status = 'pending' then 'running' else v_request.status::text end::chat_public.batch_item_status,
+      slot = case when v_request.status = 'pending' then p_slot end,
+      error_code = v_request.error_code, error_message = v_request.error_message,
+      finished_at = case when v_request.status <> 'pending' then now() end
+    where batch_id = p_batch.id and line = p_line;
+    return case when v_request.status = 'pending' then 'running' else 'done' end;
+  exception
+    when unique_violation then
+      return 'slot_taken';
+    when others then
+      update chat_public.batch_items set status = 'failed',
+        error_code = case when sqlstate = 'CIINV' then 'invalid_input' else 'dispatch_failed' end,
+        error_message = left(sqlerrm, 2000), started_at = now(), finished_at = now()
+      where batch_id = p_batch.id and line = p_line;
+      return 'done';
+  end;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Fills slot p_slot with the first pending item no other transaction is starting (skip locked). Returns whether an
+-- item now runs in it. The caller holds the slot: it just freed it, or found it free under the batch lock.
+create or replace function chat_private.fill_batch_slot(p_batch chat_public.batches, p_slot integer) returns boolean as $$
+declare
+  v_item record;
+  v_outcome text;
+begin
+  loop
+    select line, content into v_item from chat_public.batch_items
+    where batch_id = p_batch.id and status = 'pending' order by line limit 1 for update skip locked;
+    if not found then
+      return false;
+    end if;
+    v_outcome := chat_private.start_batch_item(p_batch, v_item.line, v_item.content, p_slot);
+    if v_outcome = 'running' then
+      return true;
+    elsif v_outcome = 'slot_taken' then
+      return false;
+    end if;
+  end loop;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- Completes a running or canceled batch once no item is pending or running. The batch lock is taken first, so two
+-- transactions ending the last two items see each other's commit (each check is a fresh statement after the wait).
+create or replace function chat_private.complete_batch_if_done(p_batch_id uuid) returns void as $$
+declare
+  v_batch chat_public.batches;
+begin
   select * into v_batch from chat_public.batches where id = p_batch_id for update;
-  if not found then
-    return 0;
-  end if;
-  if v_batch.status = 'running' then
-    select count(*) into v_running from chat_public.batch_items where batch_id = p_batch_id and status = 'running';
-    for v_item in select line, content from chat_public.batch_items
-                  where batch_id = p_batch_id and status = 'pending' order by line loop
-      exit when v_running >= v_batch.concurrency;
-      begin
-        v_result := chat_private.create_chat_as(v_batch.owner_id, v_item.content, v_batch.response_format,
-          v_batch.model_config_id, left(coalesce(v_batch.name, 'batch') || ' #' || v_item.line, 200), v_batch.workspace,
-          '[]', false, 'batch:' || p_batch_id || ':' || v_item.line, false);
-        select * into v_request from chat_public.structured_output_requests where id = v_result.structured_output_request_id;
-        -- A replayed creation (the idempotency key already existed) may find its request finished.
-        update chat_public.batch_items set chat_id = v_result.chat_id, structured_output_request_id = v_request.id,
-          started_at = now(),
-          status = case when v_request.status = 'pending' then 'running' else v_request.status::text end::chat_public.batch_item_status,
-          error_code = v_request.error_code, error_message = v_request.error_message,
-          finished_at = case when v_request.status <> 'pending' then now() end
-        where batch_id = p_batch_id and line = v_item.line;
-        if v_request.status = 'pending' then
-          v_running := v_running + 1;
-          v_started := v_started + 1;
-        end if;
-      exception when others then
-        update chat_public.batch_items set status = 'failed',
-          error_code = case when sqlstate = 'CIINV' then 'invalid_input' else 'dispatch_failed' end,
-          error_message = left(sqlerrm, 2000), started_at = now(), finished_at = now()
-        where batch_id = p_batch_id and line = v_item.line;
-      end;
-    end loop;
-  end if;
   if v_batch.status in ('running', 'canceled') and v_batch.finished_at is null
      and not exists (select 1 from chat_public.batch_items where batch_id = p_batch_id and status = 'pending')
      and not exists (select 1 from chat_public.batch_items where batch_id = p_batch_id and status = 'running') then
@@ -188,12 +213,34 @@ begin
       finished_at = now(), updated_at = now()
     where id = p_batch_id;
   end if;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+create or replace function chat_private.dispatch_batch(p_batch_id uuid) returns integer as $$
+declare
+  v_batch chat_public.batches;
+  v_started integer := 0;
+  v_slot integer;
+begin
+  select * into v_batch from chat_public.batches where id = p_batch_id for update;
+  if not found then
+    return 0;
+  end if;
+  if v_batch.status = 'running' then
+    for v_slot in select s from generate_series(1, v_batch.concurrency) s
+                  where not exists (select 1 from chat_public.batch_items i
+                                    where i.batch_id = p_batch_id and i.status = 'running' and i.slot = s) loop
+      exit when not chat_private.fill_batch_slot(v_batch, v_slot);
+      v_started := v_started + 1;
+    end loop;
+  end if;
+  perform chat_private.complete_batch_if_done(p_batch_id);
   perform chat_private.notify_batch(p_batch_id, 'progress');
   return v_started;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.dispatch_batch(uuid) is
-  E'Starts pending items of a running batch in line order up to its concurrency, and completes the batch when no item is pending or running. Called by the item trigger and the worker''s sweep; safe to call at any time.';
+  E'Starts pending items of a running batch in line order into its free slots (up to its concurrency), and completes the batch when no item is pending or running. Called when validation passes, by the worker''s sweep and by operators; safe to call at any time.';
 
 -- The worker's verdict on the stored schema (src/structured): null starts the batch, an error fails it before
 -- any item starts. Idempotent: a batch that left `validating` is returned unchanged.
@@ -224,18 +271,33 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
--- The request's receipt ends its item and frees a slot (runs under the chat lock of the receipt's transition).
+-- The request's receipt ends its item and hands its slot to the next pending item, in the receipt's transaction and
+-- without the batch lock (the slot's unique index keeps the concurrency), so finishing items of one batch do not
+-- wait for each other. Only an item that starts no successor takes the batch lock, to see whether the batch is done.
 create or replace function chat_private.tg_structured_output_requests__finish_batch_item() returns trigger as $$
 declare
-  v_batch uuid;
+  v_batch chat_public.batches;
+  v_batch_id uuid;
+  v_slot integer;
 begin
   update chat_public.batch_items set status = NEW.status::text::chat_public.batch_item_status,
     error_code = NEW.error_code, error_message = NEW.error_message, finished_at = coalesce(NEW.finished_at, now())
   where structured_output_request_id = NEW.id and status = 'running'
-  returning batch_id into v_batch;
-  if v_batch is not null then
-    perform chat_private.dispatch_batch(v_batch);
+  returning batch_id, slot into v_batch_id, v_slot;
+  if v_batch_id is null then
+    return null;
   end if;
+  if v_slot is null then
+    -- An item started before slots existed: fill whatever is free under the batch lock instead.
+    perform chat_private.dispatch_batch(v_batch_id);
+    return null;
+  end if;
+  select * into v_batch from chat_public.batches where id = v_batch_id;
+  if v_batch.status <> 'running' or v_slot > v_batch.concurrency
+     or not chat_private.fill_batch_slot(v_batch, v_slot) then
+    perform chat_private.complete_batch_if_done(v_batch_id);
+  end if;
+  perform chat_private.notify_batch(v_batch_id, 'progress');
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
@@ -386,6 +448,8 @@ revoke all on function chat_public.create_batch(text, jsonb, text, text, text, i
   chat_private.operator_create_batch(uuid, text, jsonb, text, text, text, integer, text),
   chat_private.operator_cancel_batch(uuid, text), chat_private.cancel_batch_as(uuid, uuid, text),
   chat_private.dispatch_batch(uuid), chat_private.finish_batch_validation(uuid, text),
+  chat_private.start_batch_item(chat_public.batches, integer, jsonb, integer),
+  chat_private.fill_batch_slot(chat_public.batches, integer), chat_private.complete_batch_if_done(uuid),
   chat_private.sweep_batches(interval), chat_private.notify_batch(uuid, text) from public;
 -- As for the chat transitions, chat_anonymous may call the client functions and is refused with NOAUT.
 grant execute on function chat_public.create_batch(text, jsonb, text, text, text, integer, text),

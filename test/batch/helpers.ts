@@ -25,6 +25,8 @@ export interface ItemRow {
   request_id: string | null;
   error_code: string | null;
   error_message: string | null;
+  /** The concurrency slot a running item holds. */
+  slot: number | null;
 }
 
 export async function createBatch(db: TestDatabase, userId: string, items: object[], options: {
@@ -47,7 +49,7 @@ export async function batch(db: TestDatabase, id: string): Promise<BatchRow> {
 
 export async function items(db: TestDatabase, id: string): Promise<ItemRow[]> {
   const { rows } = await db.pool.query<ItemRow>(
-    `select line, status::text, chat_id, structured_output_request_id as request_id, error_code, error_message
+    `select line, status::text, chat_id, structured_output_request_id as request_id, error_code, error_message, slot
      from chat_public.batch_items where batch_id = $1 order by line`, [id]);
   return rows;
 }
