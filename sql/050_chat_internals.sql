@@ -253,10 +253,6 @@ create or replace function chat_private.write_receipt(p_request_id uuid, p_statu
   p_code text default null, p_message text default null, p_value jsonb default null) returns bigint as $$
 declare
   v_request chat_public.structured_output_requests;
-  v_output jsonb;
-  v_text text;
-  v_message text;
-  v_id bigint;
 begin
   select * into v_request from chat_public.structured_output_requests where id = p_request_id for update;
   if not found then
@@ -265,6 +261,21 @@ begin
   if v_request.status <> 'pending' then
     return null;
   end if;
+  return chat_private.record_receipt(p_request_id, v_request.chat_id, p_status, p_code, p_message, p_value);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+-- write_receipt's writes, for a request its caller has locked (FOR UPDATE) and found pending in this transaction:
+-- the receipt row, then the request's final state. finish_turn calls it directly, having locked the request in
+-- the same statement that reads the open turn; everything else goes through write_receipt.
+create or replace function chat_private.record_receipt(p_request_id uuid, p_chat_id uuid,
+  p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) returns bigint as $$
+declare
+  v_output jsonb;
+  v_text text;
+  v_message text;
+  v_id bigint;
+begin
   if p_status = 'succeeded' then
     if p_value is null then
       raise exception 'a success receipt needs a value (JSON null is the jsonb value ''null'')' using errcode = 'SONCD';
@@ -290,7 +301,7 @@ begin
   perform set_config('chatd.writing_receipt', 'on', true);
   insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, structured_output_request_id,
                                          structured_output)
-  values (v_request.chat_id, 'assistant', 'user', 'receipt', jsonb_build_array(jsonb_build_object('type', 'text', 'text', v_text)),
+  values (p_chat_id, 'assistant', 'user', 'receipt', jsonb_build_array(jsonb_build_object('type', 'text', 'text', v_text)),
           p_request_id, v_output)
   returning id into v_id;
   perform set_config('chatd.writing_receipt', '', true);

@@ -22,9 +22,11 @@ begin
   if exists (select 1 from chat_private.chat_leases where chat_id = p_chat_id and expires_at > now()) then
     raise exception 'another runner holds the lease' using errcode = 'CHLSD';
   end if;
+  -- The default length is read as chat_private.setting_int reads it, without the cost of calling it.
   insert into chat_private.chat_leases (chat_id, runner_id, worker_id, expires_at)
   values (p_chat_id, v_runner, p_worker_id,
-          now() + make_interval(secs => coalesce(p_lease_seconds, chat_private.setting_int('lease_seconds'))))
+          now() + make_interval(secs => coalesce(p_lease_seconds,
+            (select (s.value #>> '{}')::integer from chat_private.settings s where s.name = 'lease_seconds'))))
   on conflict (chat_id) do update set runner_id = excluded.runner_id, worker_id = excluded.worker_id,
     acquired_at = now(), expires_at = excluded.expires_at;
   perform chat_private.notify_chat_row(v_chat, 'attempt');
@@ -187,32 +189,84 @@ comment on function chat_private.enter_requires_action(uuid, uuid, bigint, bigin
 
 -- p_outcome null: the active structured request (if any) succeeds with the durable candidate. Otherwise
 -- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
+--
+-- One chat row version instead of two: the row is locked first by a read that checks the fence and the rule as
+-- lock_worker_chat's UPDATE does (on the row as it is after any lock wait), then one UPDATE, whose snapshot is taken
+-- with the lock held, bumps snapshot_version and sets the end state. The state depends on the queue, which only
+-- chat-lock holders change, so it is read by that UPDATE and not by a statement that may have waited for the lock
+-- (a statement that waited would not see a message queued by the transaction it waited for). Nothing before the
+-- end_turn_and_promote steps below reads the status; the same jobs are enqueued (running stays running, waiting
+-- enqueues nothing, the promoted turn's insert enqueues as before).
 create or replace function chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_outcome jsonb default null) returns chat_public.chat_status as $$
 declare
-  v_turn chat_private.turn_progress;
+  v_bumped boolean := false;
   v_request uuid;
-  v_status chat_public.chat_status;
+  v_request_chat uuid;
+  v_candidate_present boolean;
+  v_candidate_value jsonb;
+  v_chat chat_public.chats;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version, p_generation_attempt);
-  v_request := chat_private.active_request(p_chat_id);
+  perform 1 from chat_public.chats c
+  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
+    and (select r.allowed from chat_private.transition_rules r
+         where r.transition = 'finish_turn' and r.from_state = chat_private.chat_state(c))
+  for no key update;
+  if found then
+    if not exists (select 1 from chat_private.chat_leases l
+                   where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
+      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+    end if;
+  else
+    -- Refused: lock_worker_chat diagnoses in its order (CHNTF, CHFNC, state). Should the transition be allowed
+    -- after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
+    perform chat_private.lock_worker_chat(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+                                          p_generation_attempt, false);
+    v_bumped := true;
+  end if;
+  update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
+    status = case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
+                  then 'running' else 'waiting' end::chat_public.chat_status,
+    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
+  where c.id = p_chat_id
+  returning * into v_chat;
+  -- active_request, open_turn and write_receipt's locking read in one statement: the open turn's request, locked
+  -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
+  -- version), so it has no receipt yet and record_receipt writes the only one.
+  select r.id, r.chat_id, t.candidate_present, t.candidate_value
+  into v_request, v_request_chat, v_candidate_present, v_candidate_value
+  from chat_private.turn_progress t
+  join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
+  where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending'
+  for update of r;
   if v_request is not null then
-    v_turn := chat_private.open_turn(p_chat_id);
     if p_outcome is null then
       -- The value comes from the durable candidate record, never from the caller.
-      if not v_turn.candidate_present then
+      if not v_candidate_present then
         raise exception 'the structured request has no current validated candidate' using errcode = 'SONCD';
       end if;
-      perform chat_private.write_receipt(v_request, 'succeeded', null, null, v_turn.candidate_value);
+      perform chat_private.record_receipt(v_request, v_request_chat, 'succeeded', null, null, v_candidate_value);
     elsif p_outcome ->> 'status' = 'failed' then
-      perform chat_private.write_receipt(v_request, 'failed', p_outcome ->> 'code', p_outcome ->> 'message');
+      perform chat_private.record_receipt(v_request, v_request_chat, 'failed', p_outcome ->> 'code',
+                                          p_outcome ->> 'message', null);
     else
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  v_status := chat_private.end_turn_and_promote(p_chat_id);
-  perform chat_private.notify_chat(p_chat_id, 'turn_finished');
-  return v_status;
+  -- end_turn_and_promote without its status UPDATE (made above). Running means the queue has a head, which this
+  -- transaction's lock kept there.
+  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  if v_chat.status = 'running' then
+    if chat_private.promote_queue_head(p_chat_id) is null then
+      raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
+    end if;
+  end if;
+  -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
+  -- interrupting chats and history resets).
+  select * into v_chat from chat_public.chats where id = p_chat_id;
+  perform chat_private.notify_chat_row(v_chat, 'turn_finished');
+  return v_chat.status;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb) is
