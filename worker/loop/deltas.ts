@@ -5,7 +5,7 @@
 import type pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import type { StepEvent } from "../../src/providers/index.ts";
-import type { Fence } from "./transitions.ts";
+import { partsChannel, PUBLISH_DELTAS, type Fence } from "./transitions.ts";
 
 export const FLUSH_MS = 50;
 export const FLUSH_BYTES = 4096;
@@ -61,7 +61,7 @@ export class DeltaPublisher {
   constructor(pool: pg.Pool, log: Logger, fence: Fence) {
     this.pool = pool;
     this.log = log;
-    this.channel = `chatd:chat:${fence.chatId}:parts`;
+    this.channel = partsChannel(fence.chatId);
     this.episode = { history_version: fence.historyVersion, generation_attempt: fence.generationAttempt };
   }
 
@@ -120,7 +120,7 @@ export class DeltaPublisher {
       // and escaping an array literal for unnest.
       const query: pg.QueryConfig<unknown[]> = payloads.length === 1
         ? { name: "chatd_part_delta", text: "select pg_notify($1, $2)", values: [this.channel, payloads[0]] }
-        : { name: "chatd_part_deltas", text: "select pg_notify($1, p) from unnest($2::text[]) with ordinality u(p, n) order by n",
+        : { name: "chatd_part_deltas", text: PUBLISH_DELTAS,
           values: [this.channel, payloads] };
       // Chained, so payloads reach PostgreSQL in sequence order.
       this.inFlight = this.inFlight.then(() =>

@@ -160,7 +160,7 @@ export function continueTurn(state: TurnState, rows: StoredMessage[]): TurnState
     answered: tail.answered,
     steps: state.steps + rows.filter((row) => row.role === "assistant").length,
     compaction: compactionDue({
-      requested: state.compaction.source === "manual" && state.compaction.due,
+      requested: state.compaction.source === "manual",
       context_limit: state.compaction.contextLimit, threshold: state.compaction.thresholdPercent,
       tokens: tokens == null ? null : String(tokens), up_to: state.compaction.upToMessageId,
     }),

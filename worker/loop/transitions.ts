@@ -21,7 +21,8 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-/** Part deltas go to the chat's parts channel, in sequence order (deltas.ts). */
+/** Part deltas go to the chat's parts channel, in sequence order (deltas.ts). commit_step (sql/070) names the same
+ * channel when it publishes a step's last deltas. */
 export const partsChannel = (chatId: string): string => `chatd:chat:${chatId}:parts`;
 export const PUBLISH_DELTAS = "select pg_notify($1, p) from unnest($2::text[]) with ordinality u(p, n) order by n";
 
