@@ -1,8 +1,11 @@
 -- Identity, settings, experiments and notification helpers shared by every transition.
 
+-- One expression without FROM, so that PostgreSQL inlines it into the calling query (RLS policies, require_user)
+-- instead of running a SQL function per call. An empty or missing claim matches no uuid and gives null.
 create or replace function chat_public.current_user_id() returns uuid as $$
-  select case when v ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' then v::uuid end
-  from (select nullif(current_setting('jwt.claims.sub', true), '') as v) s;
+  select case when pg_catalog.current_setting('jwt.claims.sub', true)
+                   operator(pg_catalog.~) '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$'
+              then pg_catalog.current_setting('jwt.claims.sub', true)::pg_catalog.uuid end;
 $$ language sql stable;
 comment on function chat_public.current_user_id() is
   E'The id of the user making the request (the `sub` claim of the JWT), or null for anonymous requests.';

@@ -2,7 +2,14 @@
 -- immutability, queue versioning, and enqueueing the worker in the transaction that makes a chat runnable.
 
 -- Revision = the chat's snapshot_version at the time of the write. Application code never writes it.
+-- An insert also fences history here, from the chat row this trigger reads anyway: a row other than a receipt moves
+-- history_version up to snapshot_version and resets generation_attempt when they are not current already (a
+-- receipt leaves the running turn's fence alone). Doing it per row rather than in a statement trigger with a
+-- transition table costs one chat lookup per inserted row instead of a tuplestore and a join for every statement;
+-- the first row of a multi-row insert moves the fence, the others find it current. A failing insert rolls it back.
 create or replace function chat_private.tg_chat_messages__stamp_revision() returns trigger as $$
+declare
+  v_chat record;
 begin
   if TG_OP = 'INSERT' then
     if NEW.revision is not null then
@@ -16,7 +23,14 @@ begin
       raise exception 'a message cannot move to another chat' using errcode = 'MSIMM';
     end if;
   end if;
-  NEW.revision := (select snapshot_version from chat_public.chats where id = NEW.chat_id);
+  select c.snapshot_version, c.history_version, c.generation_attempt into v_chat
+  from chat_public.chats c where c.id = NEW.chat_id;
+  NEW.revision := v_chat.snapshot_version;
+  if TG_OP = 'INSERT' and NEW.kind <> 'receipt'
+     and (v_chat.history_version is distinct from v_chat.snapshot_version or v_chat.generation_attempt <> 0) then
+    update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+    where c.id = NEW.chat_id;
+  end if;
   return NEW;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
@@ -25,6 +39,7 @@ create trigger _100_stamp_revision before insert or update on chat_public.chat_m
   for each row execute function chat_private.tg_chat_messages__stamp_revision();
 
 -- Receipts: inserted only by chat_private.write_receipt; identity and content never change afterwards.
+-- WHEN clauses: only rows that are or were receipts call the function (ordinary rows have nothing to check).
 create or replace function chat_private.tg_chat_messages__guard_receipts() returns trigger as $$
 begin
   if TG_OP = 'INSERT' then
@@ -47,24 +62,17 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 drop trigger if exists _200_guard_receipts on chat_public.chat_messages;
-create trigger _200_guard_receipts before insert or update on chat_public.chat_messages
-  for each row execute function chat_private.tg_chat_messages__guard_receipts();
+drop trigger if exists _200_guard_receipts_insert on chat_public.chat_messages;
+create trigger _200_guard_receipts_insert before insert on chat_public.chat_messages
+  for each row when (NEW.kind = 'receipt') execute function chat_private.tg_chat_messages__guard_receipts();
+drop trigger if exists _200_guard_receipts_update on chat_public.chat_messages;
+create trigger _200_guard_receipts_update before update on chat_public.chat_messages
+  for each row when (OLD.kind = 'receipt' or NEW.kind = 'receipt')
+  execute function chat_private.tg_chat_messages__guard_receipts();
 
--- History fencing. Rows are filtered before chat ids are derived, so a statement that inserts a receipt and an
--- ordinary row (or a control row) still fences; a receipt-only insert leaves the running turn's fence alone.
-create or replace function chat_private.tg_chat_messages__fence_insert() returns trigger as $$
-begin
-  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
-  from (select distinct chat_id from new_rows where kind <> 'receipt') changed
-  where c.id = changed.chat_id
-    and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
-  return null;
-end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+-- The insert fence lives in _100_stamp_revision above; the former statement trigger is dropped.
 drop trigger if exists _500_fence_history_insert on chat_public.chat_messages;
-create trigger _500_fence_history_insert after insert on chat_public.chat_messages
-  referencing new table as new_rows for each statement
-  execute function chat_private.tg_chat_messages__fence_insert();
+drop function if exists chat_private.tg_chat_messages__fence_insert();
 
 -- PostgreSQL allows no transition tables on `update of column` triggers, so compare old and new rows here.
 create or replace function chat_private.tg_chat_messages__fence_update() returns trigger as $$
@@ -131,17 +139,24 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
   set plan_cache_mode to force_generic_plan;
 
+-- The conditions are WHEN clauses, so the many updates that set status without changing it (and every insert)
+-- do not call the function at all. A chat inserted runnable with its history (snapshot_version > 0) is enqueued by
+-- the turn_progress insert that starts its first turn in the same transaction: create_chat_as, the only writer of
+-- such rows, inserts it running and then starts the turn, and a second add_job there would only replace the job.
 create or replace function chat_private.tg_chats__enqueue_run() returns trigger as $$
 begin
-  if NEW.status in ('running', 'interrupting') and (TG_OP = 'INSERT' or OLD.status is distinct from NEW.status) then
-    perform chat_private.enqueue_chat_run(NEW.id);
-  end if;
+  perform chat_private.enqueue_chat_run(NEW.id);
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 drop trigger if exists _900_enqueue_run on chat_public.chats;
-create trigger _900_enqueue_run after insert or update of status on chat_public.chats
-  for each row execute function chat_private.tg_chats__enqueue_run();
+create trigger _900_enqueue_run after update of status on chat_public.chats
+  for each row when (NEW.status in ('running', 'interrupting') and OLD.status is distinct from NEW.status)
+  execute function chat_private.tg_chats__enqueue_run();
+drop trigger if exists _900_enqueue_run_insert on chat_public.chats;
+create trigger _900_enqueue_run_insert after insert on chat_public.chats
+  for each row when (NEW.status in ('running', 'interrupting') and NEW.snapshot_version = 0)
+  execute function chat_private.tg_chats__enqueue_run();
 
 create or replace function chat_private.tg_turn_progress__enqueue_run() returns trigger as $$
 begin

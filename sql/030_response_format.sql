@@ -101,9 +101,12 @@ begin
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
 
+-- No SET clause, so PostgreSQL inlines it into the calling statement instead of planning it on every call; every
+-- name is qualified, so the caller's search_path cannot redirect it. Stable, as convert_to is: PostgreSQL does not
+-- inline a function declared more immutable than its body.
 create or replace function chat_private.schema_sha256(p_schema jsonb) returns text as $$
-  select encode(sha256(convert_to(p_schema::text, 'UTF8')), 'hex');
-$$ language sql immutable set search_path to pg_catalog, public, pg_temp;
+  select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_schema::pg_catalog.text, 'UTF8')), 'hex');
+$$ language sql stable;
 
 -- The state-dependent admission rules, checked under the chat lock. Returns the new request id.
 drop function if exists chat_private.accept_structured_request(uuid, jsonb);
