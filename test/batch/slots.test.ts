@@ -6,12 +6,12 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type pg from "pg";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
-import { acquire, commitCandidate, connect, createUser, finishTurn, setStructuredExperiment } from "../support/chats.ts";
+import { acquire, commitCandidate, Connections, createUser, finishTurn, setStructuredExperiment } from "../support/chats.ts";
 import { batch, createBatch, items, lines, statusCounts, validated } from "./helpers.ts";
 
 let db: TestDatabase;
 let user: string;
-const clients: pg.Client[] = [];
+const connections = new Connections();
 
 test.before(async () => {
   db = await createTestDatabase();
@@ -19,13 +19,12 @@ test.before(async () => {
   user = await createUser(db, "slots");
 });
 test.after(async () => {
-  for (const client of clients) await client.end().catch(() => {});
+  await connections.endAll();
   await db.drop();
 });
 
 async function openTransaction(): Promise<pg.Client> {
-  const { client } = await connect(db);
-  clients.push(client);
+  const { client } = await connections.open(db);
   // A wait that should not happen fails the test (55P03) instead of hanging it.
   await client.query("set lock_timeout = '10s'");
   await client.query("begin");

@@ -6,28 +6,24 @@ import * as assert from "uvu/assert";
 import type pg from "pg";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, blockedOnLock as waitForLock, chatRow, commitStep, connect, count, createChat, createUser, editMessage,
+  acquire, assistantText, blockedOnLock as waitForLock, chatRow, commitStep, Connections, count, createChat, createUser, editMessage,
   expireLease, type Fence, sendMessage, setStructuredExperiment, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
-const clients: pg.Client[] = [];
+const connections = new Connections();
 
 test.before(async () => {
   db = await createTestDatabase();
   user = await createUser(db, "lease");
 });
 test.after(async () => {
-  for (const client of clients) await client.end().catch(() => {});
+  await connections.endAll();
   await db.drop();
 });
 
-async function connection(): Promise<{ client: pg.Client; pid: number }> {
-  const opened = await connect(db);
-  clients.push(opened.client);
-  return opened;
-}
+const connection = () => connections.open(db);
 
 const blockedOnLock = (pid: number) => waitForLock(db, pid);
 

@@ -7,13 +7,13 @@ import * as assert from "uvu/assert";
 import pg from "pg";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, blockedOnLock, chatRow, commitCandidate, connect, count, createChat, createUser, type Fence, finishTurn,
+  acquire, blockedOnLock, chatRow, commitCandidate, Connections, count, createChat, createUser, type Fence, finishTurn,
   receipts, sendMessage, setStructuredExperiment, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
-const clients: pg.Client[] = [];
+const connections = new Connections();
 
 test.before(async () => {
   db = await createTestDatabase();
@@ -21,15 +21,11 @@ test.before(async () => {
   await setStructuredExperiment(db, true);
 });
 test.after(async () => {
-  for (const client of clients) await client.end().catch(() => {});
+  await connections.endAll();
   await db.drop();
 });
 
-async function connection(): Promise<{ client: pg.Client; pid: number }> {
-  const opened = await connect(db);
-  clients.push(opened.client);
-  return opened;
-}
+const connection = () => connections.open(db);
 
 /** A structured chat whose running turn has a validated candidate; returns the fence to finish it with. */
 async function withCandidate(title: string, value = '{"ok": true}'): Promise<{ chatId: string; requestId: string; fence: Fence }> {

@@ -6,13 +6,13 @@ import * as assert from "uvu/assert";
 import pg from "pg";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, blockedOnLock as waitForLock, chatRow, commitCandidate, commitStep, connect, count, createChat,
+  acquire, assistantText, blockedOnLock as waitForLock, chatRow, commitCandidate, commitStep, Connections, count, createChat,
   createUser, currentFence, type Fence, finishTurn, sendMessage, setStructuredExperiment, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
-const clients: pg.Client[] = [];
+const connections = new Connections();
 
 test.before(async () => {
   db = await createTestDatabase();
@@ -20,15 +20,11 @@ test.before(async () => {
   await setStructuredExperiment(db, true);
 });
 test.after(async () => {
-  for (const client of clients) await client.end().catch(() => {});
+  await connections.endAll();
   await db.drop();
 });
 
-async function connection(): Promise<{ client: pg.Client; pid: number }> {
-  const opened = await connect(db);
-  clients.push(opened.client);
-  return opened;
-}
+const connection = () => connections.open(db);
 
 const messageCount = (chatId: string) => count(db, "select 1 from chat_public.chat_messages where chat_id = $1", [chatId]);
 
@@ -167,7 +163,7 @@ test("worker transitions notify with the chat as each one left it", async () => 
   const chat = await createChat(db, user, "notify", structured());
   await sendMessage(db, user, chat.chat_id, "queued next");
   const listener = new pg.Client({ connectionString: db.url });
-  clients.push(listener);
+  connections.track(listener);
   await listener.connect();
   const received: Record<string, unknown>[] = [];
   listener.on("notification", (message) => received.push(JSON.parse(message.payload ?? "null") as Record<string, unknown>));

@@ -227,6 +227,27 @@ export async function connect(db: TestDatabase, as?: { role: string; userId: str
   return { client, pid: rows[0]!.pid };
 }
 
+/** The extra connections a test file opens (open transactions, lock waits, LISTEN); its after hook ends them. */
+export class Connections {
+  private readonly opened: pg.Client[] = [];
+
+  /** A dedicated connection on `db` (see connect), ended by endAll. */
+  async open(db: TestDatabase, as?: { role: string; userId: string | null }): Promise<{ client: pg.Client; pid: number }> {
+    const opened = await connect(db, as);
+    this.opened.push(opened.client);
+    return opened;
+  }
+
+  /** A client opened elsewhere, ended with the rest. */
+  track(client: pg.Client): void {
+    this.opened.push(client);
+  }
+
+  async endAll(): Promise<void> {
+    for (const client of this.opened.splice(0)) await client.end().catch(() => {});
+  }
+}
+
 /** Barrier: resolves once backend `pid` waits on a lock (polled by query, bounded so a bug fails rather than hangs). */
 export async function blockedOnLock(db: TestDatabase, pid: number): Promise<void> {
   for (let i = 0; i < 20_000; i++) {
