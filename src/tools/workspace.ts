@@ -148,6 +148,7 @@ export const workspaceTools: ToolDefinition[] = [
   {
     name: "list_files",
     kind: "workspace",
+    rerunnable: true,
     description: "List the files and folders of the workspace (or of a folder in it). Paths are relative to the workspace.",
     inputSchema: {
       type: "object",
@@ -163,6 +164,7 @@ export const workspaceTools: ToolDefinition[] = [
   {
     name: "read_file",
     kind: "workspace",
+    rerunnable: true,
     description: "Read a text file of the workspace (about the first 64 KiB).",
     inputSchema: {
       type: "object",
@@ -175,6 +177,7 @@ export const workspaceTools: ToolDefinition[] = [
   {
     name: "search_files",
     kind: "workspace",
+    rerunnable: true,
     description: "Find lines containing a text (case-insensitive) in the workspace's files.",
     inputSchema: {
       type: "object",

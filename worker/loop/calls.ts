@@ -1,6 +1,6 @@
 // One batch of a step's calls: local tools run here, one after another; client (dynamic) calls are collected for
 // the pause. What becomes of the results (committed, or carried to the next commit) is the run's decision (run.ts).
-import { executeTool, parseToolArgs, type ChatTools, type ToolDefinition } from "../../src/tools/index.ts";
+import { executeTool, parseToolArgs, type ChatTools } from "../../src/tools/index.ts";
 import { fault, type Faults } from "../faults.ts";
 import type { PendingCall } from "./history.ts";
 import type { StoredMessage } from "./transitions.ts";
@@ -55,14 +55,10 @@ export async function runLocalCalls(calls: PendingCall[], tools: ChatTools, ctx:
   return { results, dynamic };
 }
 
-/** The read-only workspace tools (plan mode keeps them): running one again changes nothing. */
-function isReadOnly(tool: ToolDefinition | undefined): boolean {
-  return tool?.kind === "workspace" && tool.planSafe === true;
-}
-
-/** Every call of the batch is to a read-only workspace tool, so its results may wait for the next commit. */
-export function allReadOnly(calls: PendingCall[], tools: ChatTools): boolean {
-  return calls.every((call) => isReadOnly(tools.byName.get(call.tool_name)));
+/** Every call of the batch may run again without effect (ToolDefinition.rerunnable), so its results may wait for
+ * the next commit. */
+export function allRerunnable(calls: PendingCall[], tools: ChatTools): boolean {
+  return calls.every((call) => tools.byName.get(call.tool_name)?.rerunnable === true);
 }
 
 /** Synthetic results for calls an interrupt leaves unexecuted. */

@@ -47,16 +47,21 @@ export interface CompactionRow {
 /** Whether the history is due for compaction; null: the chat or its model config is gone. */
 export function compactionDue(row: CompactionRow | null): CompactionCheck {
   if (row == null) return { due: false, source: "automatic", contextTokens: null, contextLimit: 0, thresholdPercent: 100, upToMessageId: null };
-  const tokens = row.tokens == null ? null : Number(row.tokens);
-  const automatic = tokens != null && tokens * 100 >= row.context_limit * row.threshold;
-  return {
-    due: row.up_to != null && (row.requested || automatic),
+  return withTokens({
+    due: false,
     source: row.requested ? "manual" : "automatic",
-    contextTokens: tokens,
+    contextTokens: null,
     contextLimit: row.context_limit,
     thresholdPercent: row.threshold,
     upToMessageId: row.up_to,
-  };
+  }, row.tokens == null ? null : Number(row.tokens));
+}
+
+/** The check with the input tokens of the newest assistant step: after loading, or after a step not yet re-read
+ * (history.ts continueTurn). */
+export function withTokens(check: CompactionCheck, tokens: number | null): CompactionCheck {
+  const automatic = tokens != null && tokens * 100 >= check.contextLimit * check.thresholdPercent;
+  return { ...check, contextTokens: tokens, due: check.upToMessageId != null && (check.source === "manual" || automatic) };
 }
 
 export interface CompactionContext {

@@ -14,7 +14,7 @@ import type {
   ToolResultPart,
 } from "../../src/providers/index.ts";
 import type { DynamicToolDeclaration } from "../../src/tools/index.ts";
-import { compactionDue, type CompactionCheck, type CompactionRow } from "./compaction.ts";
+import { compactionDue, withTokens, type CompactionCheck, type CompactionRow } from "./compaction.ts";
 import type { StructuredState } from "./structured.ts";
 import type { StoredMessage } from "./transitions.ts";
 
@@ -159,11 +159,7 @@ export function continueTurn(state: TurnState, rows: StoredMessage[]): TurnState
     pending: tail.pending,
     answered: tail.answered,
     steps: state.steps + rows.filter((row) => row.role === "assistant").length,
-    compaction: compactionDue({
-      requested: state.compaction.source === "manual",
-      context_limit: state.compaction.contextLimit, threshold: state.compaction.thresholdPercent,
-      tokens: tokens == null ? null : String(tokens), up_to: state.compaction.upToMessageId,
-    }),
+    compaction: withTokens(state.compaction, tokens),
   };
 }
 

@@ -15,7 +15,7 @@ import { observeValidation, recordProviderStep } from "../../src/metrics.ts";
 import { openRunTools, type RunTools } from "../../src/mcp/run-tools.ts";
 import { fault, type Faults } from "../faults.ts";
 import { buildAssistantStep } from "./assistant.ts";
-import { allReadOnly, cancellations, runLocalCalls } from "./calls.ts";
+import { allRerunnable, cancellations, runLocalCalls } from "./calls.ts";
 import { maybeCompact } from "./compaction.ts";
 import { runStopHooks } from "./hooks.ts";
 import { loadModelConfig, type RuntimeSettings } from "./config.ts";
@@ -359,7 +359,7 @@ class ChatRun {
       return this.interrupted([{ role: "tool", content: [...results, ...(rest[0]?.content ?? [])] }]);
     }
     if (this.stopReason != null) return this.stopped();
-    if (deferrable && dynamic.length === 0 && results.length > 0 && allReadOnly(calls, tools)) {
+    if (deferrable && dynamic.length === 0 && results.length > 0 && allRerunnable(calls, tools)) {
       const message: StoredMessage = { role: "tool", content: results };
       this.tx.defer([message]);
       await fault(this.deps.faults, "after_tool_results");
