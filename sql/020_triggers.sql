@@ -139,10 +139,11 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
   set plan_cache_mode to force_generic_plan;
 
--- The conditions are WHEN clauses, so the many updates that set status without changing it (and every insert)
--- do not call the function at all. A chat inserted runnable with its history (snapshot_version > 0) is enqueued by
--- the turn_progress insert that starts its first turn in the same transaction: create_chat_as, the only writer of
--- such rows, inserts it running and then starts the turn, and a second add_job there would only replace the job.
+-- A chat becomes runnable in two ways, and each has one trigger: its status changes into running or interrupting
+-- (here), or a turn starts while it is running (the turn_progress insert below), which is how a new chat is
+-- enqueued: create_chat_as inserts it running and starts its first turn in the same transaction. A chat row alone
+-- has no turn to run, so its insert enqueues nothing. The WHEN clause keeps the many updates that set the status
+-- without changing it from calling the function at all.
 create or replace function chat_private.tg_chats__enqueue_run() returns trigger as $$
 begin
   perform chat_private.enqueue_chat_run(NEW.id);
@@ -154,9 +155,6 @@ create trigger _900_enqueue_run after update of status on chat_public.chats
   for each row when (NEW.status in ('running', 'interrupting') and OLD.status is distinct from NEW.status)
   execute function chat_private.tg_chats__enqueue_run();
 drop trigger if exists _900_enqueue_run_insert on chat_public.chats;
-create trigger _900_enqueue_run_insert after insert on chat_public.chats
-  for each row when (NEW.status in ('running', 'interrupting') and NEW.snapshot_version = 0)
-  execute function chat_private.tg_chats__enqueue_run();
 
 create or replace function chat_private.tg_turn_progress__enqueue_run() returns trigger as $$
 begin

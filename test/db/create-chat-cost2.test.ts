@@ -1,7 +1,7 @@
 // Pins the second round of the cheaper create_chat: the chat is born running and enqueued once (by its first
-// turn's turn_progress insert), the chats enqueue triggers run only for real changes into a runnable status, the
-// receipt guard runs only for receipts, and inserts fence history from the row trigger (rolled back with a failing
-// statement; a receipt alone still leaves the fence alone, see fencing.test.ts).
+// turn's turn_progress insert; a chat row alone enqueues nothing), the chats enqueue trigger runs only for real
+// changes into a runnable status, the receipt guard runs only for receipts, and inserts fence history from the row
+// trigger (rolled back with a failing statement; a receipt alone still leaves the fence alone, see fencing.test.ts).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type pg from "pg";
@@ -56,14 +56,17 @@ test("two chats created in one transaction are each enqueued exactly once (no re
   }
 });
 
-test("a chat inserted runnable without history is still enqueued by its insert", async () => {
+test("a chat row alone enqueues nothing; starting its turn does, once", async () => {
   await rolledBack(async (client) => {
     const { rows } = await client.query(
       "insert into chat_public.chats (owner_id, model_config_id, status) values ($1, 'scripted', 'running') returning id", [user]);
-    assert.equal(await jobs(client, rows[0].id as string), [0]);
-    const idle = await client.query(
-      "insert into chat_public.chats (owner_id, model_config_id) values ($1, 'scripted') returning id", [user]);
-    assert.equal(await jobs(client, idle.rows[0].id as string), []);
+    const chatId = rows[0].id as string;
+    assert.equal(await jobs(client, chatId), []);
+    const message = await client.query(
+      "insert into chat_public.chat_messages (chat_id, role, visibility, kind, content) values ($1, 'user', 'both', 'message', '[]') returning id",
+      [chatId]);
+    await client.query("insert into chat_private.turn_progress (chat_id, input_message_id) values ($1, $2)", [chatId, message.rows[0].id]);
+    assert.equal(await jobs(client, chatId), [0]);
   });
 });
 
