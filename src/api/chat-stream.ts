@@ -5,6 +5,7 @@
 // generation_attempt) episode: when either moves, `previewReset` is emitted and older deltas are dropped. A
 // receipt-only transition moves neither, so it never resets the preview.
 import { SafeError } from "postgraphile/grafast";
+import { chatChannel, partsChannel } from "../channels.ts";
 import { refusalError } from "./errors.ts";
 import type { ChatListener, Notification, Subscription } from "./listener.ts";
 
@@ -199,8 +200,8 @@ export function chatEventStream(deps: StreamDeps, chatId: string, afterMessageId
   if (afterMessageId !== null && !/^\d{1,19}$/.test(afterMessageId)) {
     throw refusalError({ sqlState: "CIINV", message: "afterMessageId must be a message rowId", column: "after_message_id" })!;
   }
-  const hintTopic = `chatd:chat:${chatId.toLowerCase()}`;
-  const partTopic = `${hintTopic}:parts`;
+  const hintTopic = chatChannel(chatId.toLowerCase());
+  const partTopic = partsChannel(chatId.toLowerCase());
   let subscription: Subscription | null = null;
   let closed = false;
   async function* run(): AsyncGenerator<ChatEventValue> {

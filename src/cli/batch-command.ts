@@ -11,6 +11,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import pg from "pg";
 import type { ResolvedDatabase } from "../db/database.ts";
 import { loadBatchSchema, parseBatchInput, submissionKey, writeResults } from "./batch-io.ts";
+import { batchChannel } from "../channels.ts";
 
 export interface SubmitOptions {
   user: string;
@@ -116,7 +117,7 @@ export async function waitForBatch(url: string, batchId: string, out: Writable &
   let lastLine = 0;
   let lastText = "";
   try {
-    await client.query(`listen ${pg.escapeIdentifier(`chatd:batch:${batchId}`)}`);
+    await client.query(`listen ${pg.escapeIdentifier(batchChannel(batchId))}`);
     let dirty = false;
     let wake: (() => void) | undefined;
     client.on("notification", () => {

@@ -5,7 +5,8 @@
 import type pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import type { StepEvent } from "../../src/providers/index.ts";
-import { partsChannel, PUBLISH_DELTAS, type Fence } from "./transitions.ts";
+import { partsChannel } from "../../src/channels.ts";
+import { PUBLISH_DELTAS, type Fence } from "./transitions.ts";
 
 export const FLUSH_MS = 50;
 export const FLUSH_BYTES = 4096;

@@ -10,6 +10,7 @@
 // arrive and are ignored; a subscriber that comes back meanwhile needs no LISTEN at all.
 import pg from "pg";
 import type { Logger } from "../../src/log.ts";
+import { chatChannel, WORKER_CHANNEL } from "../../src/channels.ts";
 
 export interface ChatNotification {
   chat_id?: string;
@@ -23,8 +24,7 @@ type Handler = (notification: ChatNotification) => void;
 
 const UNLISTEN_DELAY_MS = 1000;
 
-export const chatChannel = (chatId: string): string => `chatd:chat:${chatId}`;
-export const WORKER_CHANNEL = "chatd:worker";
+export { chatChannel, WORKER_CHANNEL } from "../../src/channels.ts";
 
 export class ChatListener {
   private readonly databaseUrl: string;

@@ -2,6 +2,7 @@
 // transaction). The fence moves forward with every commit that returns a new one; a lost fence raises CHFNC,
 // which the loop treats as "stop without writing".
 import type pg from "pg";
+import { partsChannel } from "../../src/channels.ts";
 
 export interface Fence {
   chatId: string;
@@ -21,9 +22,7 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-/** Part deltas go to the chat's parts channel, in sequence order (deltas.ts). commit_step (sql/070) names the same
- * channel when it publishes a step's last deltas. */
-export const partsChannel = (chatId: string): string => `chatd:chat:${chatId}:parts`;
+/** Publishes part deltas on a chat's parts channel (src/channels.ts), in sequence order (deltas.ts). */
 export const PUBLISH_DELTAS = "select pg_notify($1, p) from unnest($2::text[]) with ordinality u(p, n) order by n";
 
 /** The worker's frequent statements are named, so each pooled connection parses and plans them once. */
