@@ -2,13 +2,15 @@
 // provider (zero model latency; not a real model). Turn shape: a user message with a schema → one workspace
 // tool call → its result → a valid finalization → the receipt. Prints turns/s at concurrency 8, p50/p99 from
 // request commit to receipt commit, the same at concurrency 1, and, measured in the same run, the commit rate of a
-// trivial INSERT (the physical ceiling), plus transactions per turn.
+// trivial INSERT (the physical ceiling), plus transactions per turn, and the SQL floor: the same turn's statements
+// replayed by pgbench with no worker (bench/sql-floor.ts), which bounds what any worker could reach on this machine.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
+import { sqlFloor, type CapturedStatement, type ClientTurn } from "./sql-floor.ts";
 import { benchDatabase, commitRate, percentile, printTable } from "./support.ts";
 
 const TURNS = Number(process.argv[2] ?? 400);
@@ -32,6 +34,7 @@ function startWorker(url: string, workspaces: string, concurrency: number, stats
 interface WorkerStats {
   roundTrips: number;
   cpuMs: number;
+  statements: Record<string, CapturedStatement>;
 }
 
 /** The worker's round trips and CPU so far (bench/worker-process.ts writes them on SIGUSR2). */
@@ -55,9 +58,15 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** The client's statement, after the role and user are set: what createChats sends and the SQL floor replays. */
+const CLIENT_TURN: ClientTurn = {
+  createChat: "select chat_id from chat_public.create_chat(content => $1, response_format => $2, workspace => 'bench')",
+  values: [JSON.stringify([{ type: "text", text: SCRIPT }]),
+    JSON.stringify({ type: "json_schema", json_schema: { name: "listing", schema: SCHEMA } })],
+};
+
 /** Creates `count` structured chats from up to 4 connections at once, so the driver does not cap throughput. */
 async function createChats(pool: pg.Pool, user: string, count: number): Promise<void> {
-  const format = JSON.stringify({ type: "json_schema", json_schema: { name: "listing", schema: SCHEMA } });
   const lanes = Math.min(4, count);
   await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
     const client = await pool.connect();
@@ -65,8 +74,7 @@ async function createChats(pool: pg.Pool, user: string, count: number): Promise<
       for (let i = lane; i < count; i += lanes) {
         await client.query("begin");
         await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
-        await client.query("select chat_public.create_chat(content => $1, response_format => $2, workspace => 'bench')",
-          [JSON.stringify([{ type: "text", text: SCRIPT }]), format]);
+        await client.query(CLIENT_TURN.createChat, CLIENT_TURN.values);
         await client.query("commit");
       }
     } finally {
@@ -143,9 +151,16 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
       for (const row of rows) results.push([`  db ${row.name} (${row.calls} calls)`, `self ${(row.self_ms / turns).toFixed(2)} ms/turn, total ${(row.total_ms / turns).toFixed(2)} ms/turn`]);
     }
     const { ms, failed } = await latencies(pool);
+    const rate = turns / seconds;
+    if (!serial) {
+      const floor = sqlFloor(db.url, user, CLIENT_TURN, workerAfter.statements, concurrency, 8);
+      results.push(["SQL floor: this turn's statements replayed by pgbench, no worker, turns/s", "skipped" in floor
+        ? `skipped: ${floor.skipped}`
+        : `${floor.turnsPerSecond.toFixed(1)} (the worker reached ${(rate / floor.turnsPerSecond).toFixed(2)} of it)`]);
+    }
     results.push(
       [`concurrency ${concurrency}: structured turns`, `${turns} (${failed} not succeeded)`],
-      [`concurrency ${concurrency}: turns/s`, (turns / seconds).toFixed(1)],
+      [`concurrency ${concurrency}: turns/s`, rate.toFixed(1)],
       [`concurrency ${concurrency}: request→receipt p50 / p99 ms`, `${percentile(ms, 50).toFixed(1)} / ${percentile(ms, 99).toFixed(1)}`],
       [`concurrency ${concurrency}: committed transactions per turn (all sessions)`, (commits / turns).toFixed(1)],
       [`concurrency ${concurrency}: worker round trips per turn`, ((workerAfter.roundTrips - workerBefore.roundTrips) / turns).toFixed(1)],

@@ -1,7 +1,9 @@
 // The worker the benchmarks start: the real worker with production intervals, no provider set-up, the given
 // concurrency and workspace root. With CHATD_BENCH_STATS_FILE it counts its database round trips (every query a
 // pg client sends; node-pg never pipelines, so each is one round trip) and writes them with its CPU time to that
-// file on SIGUSR2 (a snapshot) and on SIGTERM (before exiting), so the benchmark can report them per turn.
+// file on SIGUSR2 (a snapshot) and on SIGTERM (before exiting), so the benchmark can report them per turn. The file
+// also holds the first call of each of the worker's named statements (`chatd_*`: text and values), which
+// bench/sql-floor.ts replays without the worker.
 import { writeFileSync } from "node:fs";
 import pg from "pg";
 import { pino } from "pino";
@@ -11,10 +13,15 @@ const url = process.env.DATABASE_URL;
 if (url == null) throw new Error("DATABASE_URL is required");
 const statsFile = process.env.CHATD_BENCH_STATS_FILE;
 let roundTrips = 0;
+const statements: Record<string, { text: string; values: unknown[] }> = {};
 if (statsFile != null) {
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     roundTrips += 1;
+    const config = args[0] as { name?: unknown; text?: unknown; values?: unknown } | null;
+    if (typeof config?.name === "string" && config.name.startsWith("chatd_") && !(config.name in statements)) {
+      statements[config.name] = { text: String(config.text), values: Array.isArray(config.values) ? config.values : [] };
+    }
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
 }
@@ -23,7 +30,7 @@ if (statsFile != null) {
 function writeStats(label: string): void {
   if (statsFile == null) return;
   const cpu = process.cpuUsage();
-  writeFileSync(statsFile, JSON.stringify({ label, roundTrips, cpuMs: (cpu.user + cpu.system) / 1000 }));
+  writeFileSync(statsFile, JSON.stringify({ label, roundTrips, cpuMs: (cpu.user + cpu.system) / 1000, statements }));
 }
 
 const worker = await startWorker({
