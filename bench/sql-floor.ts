@@ -20,7 +20,14 @@ export interface ClientTurn {
   values: string[];
 }
 
-export type FloorResult = { turnsPerSecond: number } | { skipped: string };
+export type FloorResult = { turnsPerSecond: number; turns: number } | { skipped: string };
+
+export interface FloorOptions {
+  clients: number;
+  seconds: number;
+  /** Time every PL/pgSQL call (track_functions = pl) in the replaying sessions, for pg_stat_user_functions. */
+  trackFunctions?: boolean;
+}
 
 /** The worker's statements of one turn in order. Each returns (runner_id, history_version, generation_attempt, ...),
  * read back with \gset; the fenced ones take the fence as $1..$4 (worker/loop/transitions.ts `args`). */
@@ -69,9 +76,9 @@ export function floorScript(client: ClientTurn, statements: Record<string, Captu
   return { script: `${lines.join("\n")}\n`, variables };
 }
 
-/** Runs the floor script for `seconds` on `clients` connections as `userId`; skipped when pgbench is not on PATH. */
+/** Runs the floor script as `userId`; skipped when pgbench is not on PATH. */
 export function sqlFloor(url: string, userId: string, client: ClientTurn, statements: Record<string, CapturedStatement>,
-  clients: number, seconds: number): FloorResult {
+  options: FloorOptions): FloorResult {
   const built = floorScript(client, statements);
   if ("skipped" in built) return built;
   const dir = mkdtempSync(join(tmpdir(), "chatd-floor-"));
@@ -79,16 +86,19 @@ export function sqlFloor(url: string, userId: string, client: ClientTurn, statem
     const file = join(dir, "turn.sql");
     writeFileSync(file, built.script);
     const defines = Object.entries({ ...built.variables, user_id: userId }).flatMap(([k, v]) => ["-D", `${k}=${v}`]);
-    const run = spawnSync("pgbench", ["-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(seconds),
-      ...defines, "-f", file, url], { encoding: "utf8" });
+    const env = options.trackFunctions === true
+      ? { ...process.env, PGOPTIONS: `${process.env.PGOPTIONS ?? ""} -c track_functions=pl`.trim() } : process.env;
+    const run = spawnSync("pgbench", ["-n", "-M", "prepared", "-c", String(options.clients), "-j", "2",
+      "-T", String(options.seconds), ...defines, "-f", file, url], { encoding: "utf8", env });
     if (run.error != null) return { skipped: `pgbench could not run (${run.error.message}); it comes with PostgreSQL's client tools` };
     const tps = /tps = ([0-9.]+)/.exec(run.stdout);
+    const processed = /number of transactions actually processed: ([0-9]+)/.exec(run.stdout);
     const failed = /number of failed transactions: ([0-9]+)/.exec(run.stdout);
-    if (run.status !== 0 || tps == null || (failed != null && failed[1] !== "0")) {
+    if (run.status !== 0 || tps == null || processed == null || (failed != null && failed[1] !== "0")) {
       const error = `${run.stderr}`.split("\n").find((line) => /error/i.test(line)) ?? `exit ${String(run.status)}`;
       return { skipped: `pgbench failed: ${error.slice(0, 300)}` };
     }
-    return { turnsPerSecond: Number(tps[1]) };
+    return { turnsPerSecond: Number(tps[1]), turns: Number(processed[1]) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
