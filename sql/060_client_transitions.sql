@@ -362,6 +362,7 @@ create or replace function chat_public.interrupt_chat(chat_id uuid) returns chat
 declare
   v_user uuid := chat_private.require_user();
   v_chat chat_public.chats;
+  v_child uuid;
 begin
   v_chat := chat_private.begin_transition(interrupt_chat.chat_id, 'interrupt', v_user);
   if v_chat.status = 'running' then
@@ -371,11 +372,20 @@ begin
     update chat_public.chats set status = 'running' where id = v_chat.id;
   end if;
   perform chat_private.notify_chat(v_chat.id, 'status');
+  -- Subagents stop with their parent, whatever the parent is doing: a child left running would go on spending with
+  -- nobody waiting for it. Each running child is interrupted exactly as interrupt_agent would (its queued follow-ups
+  -- still run afterwards, as after any interrupt). Children have no children (depth 1), so this goes no deeper. The
+  -- locking read re-checks the status of a child that changed while we waited for it, so a child that has stopped
+  -- running meanwhile (and may since be archived, CHARC) is left alone.
+  for v_child in select c.id from chat_public.chats c where c.parent_chat_id = v_chat.id and c.status = 'running'
+                 order by c.id for no key update loop
+    perform chat_public.interrupt_chat(v_child);
+  end loop;
   return (select c from chat_public.chats c where c.id = v_chat.id);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.interrupt_chat(uuid) is
-  E'Stops the running step (the turn ends; a structured request gets an `interrupted` receipt). While the chat waits for client tool results, the pending calls are cancelled instead and the turn continues.';
+  E'Stops the running step (the turn ends; a structured request gets an `interrupted` receipt). While the chat waits for client tool results, the pending calls are cancelled instead and the turn continues. The running turns of the chat''s subagents are interrupted too.';
 
 create or replace function chat_public.submit_tool_results(chat_id uuid, results jsonb) returns chat_public.chats as $$
 declare

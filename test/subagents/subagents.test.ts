@@ -3,9 +3,11 @@
 // the SQL functions (no worker: children stay running), including depth 1, idempotent spawn and the runner check.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import pg from "pg";
 import {
-  count, createUser, plantLease, receipts, sendMessage, setStructuredExperiment, structured, type Fence,
+  chatStatus, count, createUser, interrupt, plantLease, receipts, sendMessage, setStructuredExperiment, structured, type Fence,
 } from "../support/chats.ts";
+import { WORKER_CHANNEL } from "../../src/channels.ts";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import { createWorkerChat, fastSettings, makeWorkspaces, messages, startTestWorker, testLogger, waitForStatus } from "../support/worker.ts";
 import type { RunningWorker } from "../../worker/index.ts";
@@ -169,6 +171,56 @@ test("wait_agent is bounded: a child that never finishes reports running; a sett
   await db.pool.query("select chat_private.finish_turn($1, $2, $3, $4, null)", [id, rows[0].runner_id, rows[0].history_version, rows[0].generation_attempt]);
   const done = await pending;
   assert.equal(done.result, { agent_id: id, title: "agent", status: "waiting", result: "child done" });
+});
+
+test("interrupting a parent interrupts its running subagents (workers hear it); settled children and other chats are left alone", async () => {
+  const { tools, fence } = await parentWithTools();
+  const parentId = fence.chatId;
+  const agentId = async (callId: string) =>
+    ((await call(tools, "spawn_agent", { prompt: callId }, callId)).result as { agent_id: string }).agent_id;
+  const running = await agentId("call-running");
+  const settled = await agentId("call-settled");
+  const settledFence = await plantLease(db, settled);
+  await db.pool.query("select chat_private.finish_turn($1, $2, $3, $4, null)", [settled, settledFence.runnerId,
+    settledFence.historyVersion, settledFence.generationAttempt]);
+  const stranger = await createWorkerChat(db, user, "not a child", { workspace: null });
+  assert.is(await chatStatus(db, settled), "waiting", "fixture");
+
+  // The worker channel is how a running step hears an interrupt: the child's must be on it.
+  const listening = new pg.Client({ connectionString: db.url });
+  await listening.connect();
+  try {
+    const heard = new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no worker-channel notification for the child")), 10_000);
+      listening.on("notification", (message) => {
+        const payload = JSON.parse(message.payload ?? "{}") as { chat_id?: string; status?: string };
+        if (payload.chat_id === running) {
+          clearTimeout(timer);
+          resolve(payload.status ?? "");
+        }
+      });
+    });
+    await listening.query(`listen ${pg.escapeIdentifier(WORKER_CHANNEL)}`);
+    await interrupt(db, user, parentId);
+    assert.is(await heard, "interrupting");
+  } finally {
+    await listening.end();
+  }
+  assert.is(await chatStatus(db, parentId), "interrupting");
+  assert.is(await chatStatus(db, running), "interrupting");
+  assert.is(await chatStatus(db, settled), "waiting");
+  assert.is(await chatStatus(db, stranger), "running");
+
+  // A parent that is no longer running still stops a child it left running.
+  const { tools: laterTools, fence: laterFence } = await parentWithTools();
+  const orphan = ((await call(laterTools, "spawn_agent", { prompt: "outlives its parent's turn" }, "call-orphan")).result as
+    { agent_id: string }).agent_id;
+  await db.pool.query("select chat_private.finish_turn($1, $2, $3, $4, null)", [laterFence.chatId, laterFence.runnerId,
+    laterFence.historyVersion, laterFence.generationAttempt]);
+  assert.is(await chatStatus(db, laterFence.chatId), "waiting", "fixture");
+  await interrupt(db, user, laterFence.chatId);
+  assert.is(await chatStatus(db, laterFence.chatId), "waiting");
+  assert.is(await chatStatus(db, orphan), "interrupting");
 });
 
 test.run();
