@@ -3,8 +3,8 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { Logger as WorkerLogger, run, type Runner, type TaskList } from "graphile-worker";
-import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
+import { createPool } from "../src/db/pool.ts";
 import type { Logger } from "../src/log.ts";
 import { configureProvidersFromEnv } from "../src/providers/configure.ts";
 import type { ModelRuntime } from "../src/providers/index.ts";
@@ -55,11 +55,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const concurrency = options.concurrency ?? 4;
   // Task queries + deltas + heartbeats share the pool; Graphile Worker takes a few of its own.
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: concurrency * 3 + 4 });
   const log = options.logger.child({ worker_id: workerId });
-  pool.on("error", (error) => log.error({ err: error }, "idle database connection failed"));
-  // A checked-out client whose connection drops must not crash the process; the query in flight fails instead.
-  pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "database connection failed")));
+  const pool = createPool({ connectionString: options.databaseUrl, max: concurrency * 3 + 4 }, log, "worker");
   const workspacesRoot = options.workspacesRoot ?? defaultWorkspacesRoot(projectRoot);
   // Read before anything starts, so a bad value stops the worker instead of changing which tools exist.
   const toolDeployment = options.tools ?? toolDeploymentFromEnv();

@@ -2,9 +2,10 @@
 // subscriptions, `/health`, and Ruru (GraphiQL) at `/` in development only (NODE_ENV !== "production").
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import pg from "pg";
+import type pg from "pg";
 import { postgraphile } from "postgraphile";
 import { grafserv } from "postgraphile/grafserv/node";
+import { createPool } from "../db/pool.ts";
 import { logger } from "../log.ts";
 import { resolveApiConnection } from "./api-role.ts";
 import { identify, resolveJwtSecret, signToken } from "./auth.ts";
@@ -53,10 +54,9 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const databaseUrl = options.pool.options.connectionString;
   if (!options.apiDatabaseUrl && !databaseUrl) throw new Error("startApi needs apiDatabaseUrl or a pool with a connectionString");
   const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, databaseUrl!);
-  const apiPool = new pg.Pool({ connectionString: apiUrl, max: 10 });
+  const apiPool = createPool({ connectionString: apiUrl, max: 10 }, logger, "api");
   // The database gauges of /metrics read with the service's own pool (the API role sees only through RLS).
   bindMetricsDatabase(options.pool);
-  apiPool.on("error", (error) => logger.warn({ err: error }, "idle API database connection failed"));
   const listener = new ChatListener(apiUrl);
   const pgl = postgraphile(makePreset({
     pool: apiPool, jwtSecret, graphiql: development, listener, statementTimeoutMs: options.statementTimeoutMs,

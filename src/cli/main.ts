@@ -1,8 +1,8 @@
 // The `chatd` command. Each subcommand resolves the database the same way: DATABASE_URL, else embedded.
 import { Command, InvalidArgumentError } from "commander";
-import pg from "pg";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
+import { createPool } from "../db/pool.ts";
 import { logger } from "../log.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
 import { registerSchemaCommand } from "./schema-command.ts";
@@ -45,7 +45,7 @@ async function serve(options: { port: number; host: string; worker: boolean; mig
   const db = await openDatabase();
   const stops: (() => Promise<void>)[] = [db.stop];
   if (options.migrate) await migrate(db.url, (line) => logger.info(line));
-  const pool = new pg.Pool({ connectionString: db.url, max: 10 });
+  const pool = createPool({ connectionString: db.url, max: 10 }, logger, "service");
   stops.push(() => pool.end());
   if (options.worker) {
     const { startWorker } = await import("../../worker/index.ts");
