@@ -51,6 +51,21 @@ create or replace view chat_private.turns_at_recovery_bound with (security_invok
 comment on view chat_private.turns_at_recovery_bound is
   E'Turns whose worker crashed (lease expired) as often as max_recoveries_per_turn allows, or more: the next crash, or the one that already happened, failed them with generation_failed.';
 
+-- Graphile Worker's queue has no RLS and lives in a schema of its own that chat_operator cannot read (its migrations
+-- own it and may recreate its objects, dropping any grant we add there). This view therefore runs with its owner's
+-- rights, not the caller's, and shows counts only: no payloads, keys or error texts.
+create or replace view chat_private.job_queue as
+  select j.task_identifier,
+         count(*) filter (where j.locked_at is null and j.run_at <= now()) as waiting,
+         count(*) filter (where j.locked_at is null and j.run_at > now()) as scheduled,
+         count(*) filter (where j.locked_at is not null) as running,
+         count(*) filter (where j.attempts >= j.max_attempts) as failed_permanently,
+         min(j.run_at) filter (where j.locked_at is null and j.run_at <= now()) as oldest_waiting_since
+  from graphile_worker.jobs j
+  group by j.task_identifier;
+comment on view chat_private.job_queue is
+  E'Graphile Worker jobs by task: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a worker), failed_permanently (out of attempts) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
+
 insert into chat_private.transition_rules (transition, from_state, allowed, outcome) values
   ('operator_release_lease', 'waiting', false, 'refused (CHTRN): nothing runs'),
   ('operator_release_lease', 'running', true, 'unchanged: lease released, chat re-enqueued'),
@@ -152,6 +167,7 @@ revoke all on function chat_private.operator_release_lease(uuid), chat_private.o
 grant execute on function chat_private.operator_release_lease(uuid), chat_private.operator_cancel_request(uuid, text),
   chat_private.operator_retry_chat(uuid) to chat_operator;
 grant select on chat_private.stuck_chats, chat_private.lease_holders, chat_private.request_outcomes_hourly,
-  chat_private.recent_failures, chat_private.queue_depth, chat_private.turns_at_recovery_bound to chat_operator;
+  chat_private.recent_failures, chat_private.queue_depth, chat_private.turns_at_recovery_bound, chat_private.job_queue
+  to chat_operator;
 -- turns_at_recovery_bound reads the bound with the operator's rights.
 grant execute on function chat_private.setting_int(text), chat_private.setting(text) to chat_operator;

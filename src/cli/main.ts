@@ -102,6 +102,7 @@ registerSchemaCommand(program);
 (await import("./token-command.ts")).registerTokenCommand(program, openDatabase);
 (await import("./batch-command.ts")).registerBatchCommand(program, openDatabase);
 (await import("./ops-command.ts")).registerOpsCommand(program, openDatabase);
+(await import("./psql-command.ts")).registerPsqlCommand(program, openDatabase);
 
 let longRunning = false;
 program.hook("preAction", (_program, action) => {

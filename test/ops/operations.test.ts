@@ -131,12 +131,24 @@ test("queue_depth, lease_holders and request_outcomes_hourly are readable by the
   assert.ok(Number(outcomes.rows[0]!.requests) > 0);
 });
 
+test("job_queue counts Graphile Worker's jobs by task for the operator, who cannot read graphile_worker itself", async () => {
+  const chat = await createChat(db, user, "queued job");
+  assert.ok(await jobExists(chat.chat_id), "fixture: the chat has a job");
+  const { rows: expected } = await db.pool.query<{ n: string }>(
+    "select count(*) as n from graphile_worker.jobs where task_identifier = 'chat_run' and locked_at is null and run_at <= now()");
+  const { rows } = await asOperator<{ waiting: string; running: string }>(
+    "select waiting, running from chat_private.job_queue where task_identifier = 'chat_run'");
+  assert.equal(rows, [{ waiting: expected[0]!.n, running: "0" }]);
+  assert.is(await sqlState(asOperator("select count(*) from graphile_worker.jobs")), "42501", "the queue itself stays closed");
+});
+
 test("repairs and views are the operator's only: clients get 42501", async () => {
   const chat = await createChat(db, user, "not yours to repair");
   for (const sql of [
     "select chat_private.operator_release_lease($1)",
     "select chat_private.operator_retry_chat($1)",
     "select * from chat_private.stuck_chats where chat_id = $1",
+    "select * from chat_private.job_queue where $1::uuid is not null",
   ]) {
     assert.is(await sqlState(db.as("chat_user", user, (c) => c.query(sql, [chat.chat_id]))), "42501", sql);
   }
