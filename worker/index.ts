@@ -54,8 +54,8 @@ export interface RunningWorker {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const concurrency = options.concurrency ?? 4;
-  // Task queries + deltas + heartbeats share the pool; Graphile Worker takes a few of its own.
   const log = options.logger.child({ worker_id: workerId });
+  // Task queries + deltas + heartbeats share the pool; Graphile Worker takes a few of its own.
   const pool = createPool({ connectionString: options.databaseUrl, max: concurrency * 3 + 4 }, log, "worker");
   const workspacesRoot = options.workspacesRoot ?? defaultWorkspacesRoot(projectRoot);
   // Read before anything starts, so a bad value stops the worker instead of changing which tools exist.
