@@ -6,6 +6,7 @@ import { Logger as WorkerLogger, run, type Runner, type TaskList } from "graphil
 import { projectRoot } from "../src/db/database.ts";
 import { createPool } from "../src/db/pool.ts";
 import type { Logger } from "../src/log.ts";
+import { closeParkedMcpConnections } from "../src/mcp/run-tools.ts";
 import { configureProvidersFromEnv } from "../src/providers/configure.ts";
 import type { ModelRuntime } from "../src/providers/index.ts";
 import { defaultWorkspacesRoot, ensureDemoWorkspace, toolDeploymentFromEnv, type ToolDeployment } from "../src/tools/index.ts";
@@ -138,6 +139,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await runner.stop();
       // ... and the chats it released are handed to the remaining workers now, not at their next sweep.
       await sweep();
+      await closeParkedMcpConnections();
       await listener.close();
       await pool.end();
       log.info("worker stopped");

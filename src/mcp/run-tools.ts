@@ -1,11 +1,12 @@
 // The tools a run opens for its chat beyond the registry's static ones: subagent tools (root chats only: depth 1)
 // and the chat's MCP servers. Opened once when a run starts, so the tool list is fixed for the turn, and closed
-// when the run ends.
+// when the run ends; MCP connections are parked instead, for the chat's next run in this process.
 import type pg from "pg";
 import type { Logger } from "../log.ts";
 import { subagentTools, type SubagentContext } from "../tools/subagents.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 import { loadMcpServers } from "./config.ts";
+import { McpConnectionCache } from "./connection-cache.ts";
 import { openMcpTools } from "./tools.ts";
 
 export interface RunToolsContext extends SubagentContext {
@@ -20,10 +21,19 @@ export interface RunTools {
   close(): Promise<void>;
 }
 
+// Process-wide because a chat's consecutive runs are separate jobs that share nothing else in the process.
+const parked = new McpConnectionCache();
+
+/** Closes the connections parked by every run of this process (worker shutdown), so stdio servers exit with it. */
+export function closeParkedMcpConnections(): Promise<void> {
+  return parked.closeAll();
+}
+
 export async function openRunTools(ctx: RunToolsContext): Promise<RunTools> {
   const chat = ctx.chat ?? await readChat(ctx.pool, ctx.chatId);
   if (chat == null) return { tools: [], close: async () => undefined };
-  const mcp = await openMcpTools(await loadMcpServers(ctx.pool, chat.mcpServerIds), ctx.log);
+  const mcp = await openMcpTools(await loadMcpServers(ctx.pool, chat.mcpServerIds), ctx.log,
+    { cache: parked, chatId: ctx.chatId });
   const agents = chat.parentChatId == null ? subagentTools(ctx) : [];
   return { tools: [...agents, ...mcp.tools], close: () => mcp.close() };
 }

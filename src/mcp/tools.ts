@@ -1,8 +1,9 @@
 // MCP servers as tools of one run (design §3), through the official TypeScript SDK: a run connects to each of its
-// chat's servers once, lists their tools once, offers them as `mcp__<server>__<tool>`, and closes the connections
-// when it ends (a stdio server's process exits with it). A run spans one turn, so the tool list a model sees never
-// changes within a turn. Every failure (connect, list, call, timeout, a server that dies mid-call) becomes a tool
-// error result or a missing tool, never an exception out of the loop.
+// chat's servers once, lists their tools once, offers them as `mcp__<server>__<tool>`, and when it ends either
+// closes the connections or parks them for the chat's next run (connection-cache.ts), which lists the tools again.
+// A run spans one turn, so the tool list a model sees never changes within a turn. Every failure (connect, list,
+// call, timeout, a server that dies mid-call) becomes a tool error result or a missing tool, never an exception out
+// of the loop.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -13,6 +14,7 @@ import type { JSONObject, JSONValue } from "../providers/index.ts";
 import { capOutput, RESERVED_TOOL_NAMES } from "../tools/registry.ts";
 import type { ToolDefinition, ToolOutput } from "../tools/types.ts";
 import { mcpToolName, type McpServerConfig } from "./config.ts";
+import { parkingKey, type McpConnectionCache } from "./connection-cache.ts";
 
 /** Per server: bounds what one misbehaving server can add to a prompt. */
 const MAX_TOOLS_PER_SERVER = 128;
@@ -27,7 +29,19 @@ export interface McpTools {
   tools: ToolDefinition[];
   /** Servers that could not be reached or listed (logged; their tools are simply absent this run). */
   failed: string[];
+  /** Ends the run's use of its connections: parked when opened with a cache, else closed. */
   close(): Promise<void>;
+}
+
+/** Where a run's connections go when it ends: parked for the same chat's next run. */
+export interface McpParking {
+  cache: McpConnectionCache;
+  chatId: string;
+}
+
+interface Connected {
+  client: Client;
+  tools: ToolDefinition[];
 }
 
 const CLIENT_INFO = { name: "chatd", version: "1" };
@@ -72,39 +86,59 @@ function resultText(result: { content?: unknown; structuredContent?: unknown }):
   return parts.join("\n");
 }
 
-async function connect(server: McpServerConfig): Promise<{ client: Client; tools: ToolDefinition[] }> {
+async function listTools(client: Client, server: McpServerConfig, timeout: number): Promise<ToolDefinition[]> {
+  const listed: { name: string; description?: string; inputSchema: unknown }[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES && listed.length < MAX_TOOLS_PER_SERVER; page++) {
+    const answer = await client.listTools(cursor != null ? { cursor } : undefined, { timeout });
+    listed.push(...answer.tools);
+    cursor = answer.nextCursor;
+    if (cursor == null) break;
+  }
+  const tools: ToolDefinition[] = [];
+  for (const tool of listed.slice(0, MAX_TOOLS_PER_SERVER)) {
+    const name = mcpToolName(server.id, tool.name);
+    // Names that providers would refuse are skipped rather than renamed: a renamed tool could not be called back.
+    if (name == null || RESERVED_TOOL_NAMES.has(name)) continue;
+    tools.push({
+      name,
+      description: `[MCP server ${server.id}] ${tool.description ?? ""}`.slice(0, DESCRIPTION_CAP),
+      inputSchema: (tool.inputSchema ?? { type: "object" }) as JSONObject,
+      kind: "internal",
+      // The registry's timer is a backstop; the SDK's request timeout answers first with a clearer message.
+      timeoutMs: server.timeoutMs + 1000,
+      execute: (args, ctx) => callTool(client, server, tool.name, args, ctx.signal),
+    });
+  }
+  return tools;
+}
+
+async function connect(server: McpServerConfig): Promise<Connected> {
   const client = new Client(CLIENT_INFO);
   const setupTimeout = Math.max(server.timeoutMs, MIN_CONNECT_TIMEOUT_MS);
   try {
     await client.connect(transportFor(server), { timeout: setupTimeout });
-    const listed: { name: string; description?: string; inputSchema: unknown }[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES && listed.length < MAX_TOOLS_PER_SERVER; page++) {
-      const answer = await client.listTools(cursor != null ? { cursor } : undefined, { timeout: setupTimeout });
-      listed.push(...answer.tools);
-      cursor = answer.nextCursor;
-      if (cursor == null) break;
-    }
-    const tools: ToolDefinition[] = [];
-    for (const tool of listed.slice(0, MAX_TOOLS_PER_SERVER)) {
-      const name = mcpToolName(server.id, tool.name);
-      // Names that providers would refuse are skipped rather than renamed: a renamed tool could not be called back.
-      if (name == null || RESERVED_TOOL_NAMES.has(name)) continue;
-      tools.push({
-        name,
-        description: `[MCP server ${server.id}] ${tool.description ?? ""}`.slice(0, DESCRIPTION_CAP),
-        inputSchema: (tool.inputSchema ?? { type: "object" }) as JSONObject,
-        kind: "internal",
-        // The registry's timer is a backstop; the SDK's request timeout answers first with a clearer message.
-        timeoutMs: server.timeoutMs + 1000,
-        execute: (args, ctx) => callTool(client, server, tool.name, args, ctx.signal),
-      });
-    }
-    return { client, tools };
+    return { client, tools: await listTools(client, server, setupTimeout) };
   } catch (error) {
     await client.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** A parked connection is only kept if it still answers: its process may have died or its HTTP session expired
+ * since the last run, which the model should never notice. */
+async function reuseOrConnect(server: McpServerConfig, parked: Client | undefined, log: Logger): Promise<Connected> {
+  if (parked != null) {
+    try {
+      // Already started, so the server's own call timeout applies, not the longer start-up allowance.
+      return { client: parked, tools: await listTools(parked, server, server.timeoutMs) };
+    } catch (error) {
+      log.info({ mcp_server: server.id, error: describeFailure(server.id, error, server.timeoutMs) },
+        "parked MCP connection did not answer; connecting anew");
+      await parked.close().catch(() => undefined);
+    }
+  }
+  return connect(server);
 }
 
 async function callTool(client: Client, server: McpServerConfig, name: string, args: JSONObject,
@@ -120,16 +154,18 @@ async function callTool(client: Client, server: McpServerConfig, name: string, a
   }
 }
 
-/** Connects to the servers in parallel; a server that fails is logged and left out. */
-export async function openMcpTools(servers: McpServerConfig[], log: Logger): Promise<McpTools> {
-  const settled = await Promise.allSettled(servers.map((server) => connect(server)));
-  const clients: Client[] = [];
+/** Connects to the servers in parallel, reusing the chat's parked connections; a server that fails is logged and
+ * left out. */
+export async function openMcpTools(servers: McpServerConfig[], log: Logger, parking?: McpParking): Promise<McpTools> {
+  const settled = await Promise.allSettled(servers.map((server) =>
+    reuseOrConnect(server, parking?.cache.take(parkingKey(parking.chatId, server)), log)));
+  const connected: { client: Client; server: McpServerConfig }[] = [];
   const tools: ToolDefinition[] = [];
   const failed: string[] = [];
   settled.forEach((outcome, index) => {
     const server = servers[index]!;
     if (outcome.status === "fulfilled") {
-      clients.push(outcome.value.client);
+      connected.push({ client: outcome.value.client, server });
       tools.push(...outcome.value.tools);
     } else {
       failed.push(server.id);
@@ -141,7 +177,11 @@ export async function openMcpTools(servers: McpServerConfig[], log: Logger): Pro
     tools,
     failed,
     async close() {
-      await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+      if (parking != null) {
+        for (const { client, server } of connected) parking.cache.park(parkingKey(parking.chatId, server), client);
+        return;
+      }
+      await Promise.all(connected.map(({ client }) => client.close().catch(() => undefined)));
     },
   };
 }

@@ -1,8 +1,10 @@
 // A tiny MCP server for tests, built on the official SDK's server side (low-level Server, so no schema library is
 // needed). Run as a program it speaks stdio; startHttpMcpServer serves streamable HTTP on 127.0.0.1 (stateless: a
 // server and transport per request). Tools: echo, fail (an isError result), big (a large text), hang (never
-// answers), die (the server goes away mid-call: the stdio process exits, the HTTP connection is destroyed), and
-// two whose names no provider accepts once namespaced (skipped by the client).
+// answers), die (the server goes away mid-call: the stdio process exits, the HTTP connection is destroyed), pid (the
+// serving process, so a test can tell a reused stdio server from a new one), stall (every later request, listing
+// included, goes unanswered while the process lives on), and two whose names no provider accepts once namespaced
+// (skipped by the client).
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -17,27 +19,36 @@ const object = { type: "object" as const };
 
 export function makeMcpServer(die: () => void): Server {
   const server = new Server({ name: "chatd-test-mcp", version: "1.0.0" }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
+  let stalled = false;
+  const never = () => new Promise<never>(() => undefined);
+  server.setRequestHandler(ListToolsRequestSchema, () => stalled ? never() : {
     tools: [
       { name: "echo", description: "Echoes text.", inputSchema: { ...object, properties: { text: { type: "string" } }, required: ["text"] } },
       { name: "fail", description: "Answers with a tool error.", inputSchema: object },
       { name: "big", description: "Returns 200,000 characters.", inputSchema: object },
       { name: "hang", description: "Never answers.", inputSchema: object },
       { name: "die", description: "The server goes away mid-call.", inputSchema: object },
+      { name: "pid", description: "The server's process id.", inputSchema: object },
+      { name: "stall", description: "The server stops answering.", inputSchema: object },
       { name: "bad.name", description: "A dot is not allowed in provider tool names.", inputSchema: object },
       { name: "x".repeat(60), description: "Too long once namespaced.", inputSchema: object },
     ],
-  }));
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    if (stalled) return never();
     const args = request.params.arguments ?? {};
     switch (request.params.name) {
       case "echo": return { content: [{ type: "text", text: `echo: ${String(args.text)}` }] };
       case "fail": return { content: [{ type: "text", text: "the lookup failed" }], isError: true };
       case "big": return { content: [{ type: "text", text: "b".repeat(200_000) }] };
-      case "hang": return new Promise<never>(() => undefined);
+      case "hang": return never();
       case "die":
         die();
-        return new Promise<never>(() => undefined);
+        return never();
+      case "pid": return { content: [{ type: "text", text: String(process.pid) }] };
+      case "stall":
+        stalled = true;
+        return { content: [{ type: "text", text: "stalled" }] };
       default: return { content: [{ type: "text", text: "no such tool" }], isError: true };
     }
   });
