@@ -1,11 +1,10 @@
 // `chatd migrate` is idempotent and safe from several processes at once (one advisory lock around everything).
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import pg from "pg";
-import { projectRoot, withDatabase } from "../../src/db/database.ts";
+import { withDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { runChatd } from "../support/cli.ts";
 
 const admin = () => {
   const url = process.env.CHATD_TEST_ADMIN_URL;
@@ -24,18 +23,7 @@ async function emptyDatabase(): Promise<string> {
   return withDatabase(admin(), name);
 }
 
-function migrateInChildProcess(url: string): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "migrate"], {
-      env: { ...process.env, DATABASE_URL: url, CHATD_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("close", (code) => resolve({ code: code ?? 1, out }));
-  });
-}
+const migrateInChildProcess = (url: string) => runChatd(["migrate"], url);
 
 test.after(async () => {
   const client = new pg.Client({ connectionString: admin() });

@@ -1,12 +1,11 @@
 // `chatd psql` (src/cli/psql-command.ts) in a child process against the test database: it reaches the database
 // DATABASE_URL names, passes arguments after `--` to psql, exits with psql's code, and keeps the password out of
 // psql's command line (PGPASSWORD instead).
-import { spawn, spawnSync } from "node:child_process";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { projectRoot } from "../../src/db/database.ts";
 import { splitPassword } from "../../src/cli/psql-command.ts";
+import { runChatd } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 
 let db: TestDatabase;
@@ -19,18 +18,7 @@ test.after(async () => {
   await db.drop();
 });
 
-function chatdPsql(url: string, args: string[]): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "psql", "--", ...args], {
-      env: { ...process.env, DATABASE_URL: url, CHATD_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("close", (code) => resolve({ code: code ?? 1, out }));
-  });
-}
+const chatdPsql = (url: string, args: string[]) => runChatd(["psql", "--", ...args], url);
 
 test("splitPassword takes the (percent-encoded) password out of the URL", () => {
   assert.equal(splitPassword("postgres://postgres:a%2Fb%40c@127.0.0.1:5432/chatd"),
