@@ -23,6 +23,9 @@ export function registerPsqlCommand(program: Command, open: () => Promise<Resolv
       try {
         const { url, password } = splitPassword(db.url);
         const env = password === "" ? process.env : { ...process.env, PGPASSWORD: password };
+        // Ctrl-C in a terminal reaches this process too; psql uses it to cancel a query, so it must not end us.
+        const ignore = () => undefined;
+        process.on("SIGINT", ignore);
         const code = await new Promise<number>((resolve) => {
           const child = spawn("psql", [url, ...args], { stdio: "inherit", env });
           child.on("error", (error: NodeJS.ErrnoException) => {
@@ -32,7 +35,7 @@ export function registerPsqlCommand(program: Command, open: () => Promise<Resolv
             resolve(1);
           });
           child.on("exit", (status) => resolve(status ?? 1));
-        });
+        }).finally(() => process.off("SIGINT", ignore));
         process.exitCode = code;
       } finally {
         await db.stop();
