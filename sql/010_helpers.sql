@@ -42,23 +42,6 @@ begin
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 
-insert into chat_private.experiments (name, enabled, description) values
-  ('chat-structured-output', false,
-   'Accept new structured-output requests (response_format json_schema). Accepted work keeps running when switched off.')
-on conflict (name) do update set description = excluded.description;
-
-insert into chat_private.settings (name, value, description) values
-  ('max_steps_per_turn', '200', 'Assistant steps a single turn may take before it stops.'),
-  ('max_recoveries_per_turn', '3', 'Lease expiries (worker crashes) a turn survives before it fails with generation_failed.'),
-  ('lease_seconds', '30', 'Length of a runner lease; the worker renews it by heartbeat.'),
-  ('requires_action_timeout_seconds', '300', 'How long a chat waits for client tool results before they are cancelled.'),
-  ('finalizer_repairs', '2', 'Repairs allowed after the first rejected finalization attempt.')
-on conflict (name) do update set description = excluded.description;
-
-insert into chat_private.model_configs (id, provider, model, context_limit, is_default)
-values ('scripted', 'scripted', 'scripted-demo', 32000, true)
-on conflict (id) do nothing;
-
 -- One NOTIFY per transition: streams re-read rows newer than their watermark, so the payload is only a hint.
 -- notify_chat_row takes the chat row a transition already holds (from its locking UPDATE ... RETURNING or its last
 -- read). It is neither security definer nor has a SET clause, so PostgreSQL inlines it into the calling statement;

@@ -1,5 +1,6 @@
 -- Invariants no caller may bypass: revision stamping, history fencing (receipts exempt), receipt shape and
 -- immutability, queue versioning, and enqueueing the worker in the transaction that makes a chat runnable.
+-- The triggers that call these functions are migrations (0008 onwards); this file defines what they run.
 
 -- Revision = the chat's snapshot_version at the time of the write. Application code never writes it.
 -- An insert also fences history here, from the chat row this trigger reads anyway: a row other than a receipt moves
@@ -34,9 +35,6 @@ begin
   return NEW;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _100_stamp_revision on chat_public.chat_messages;
-create trigger _100_stamp_revision before insert or update on chat_public.chat_messages
-  for each row execute function chat_private.tg_chat_messages__stamp_revision();
 
 -- Receipts: inserted only by chat_private.write_receipt; identity and content never change afterwards.
 -- WHEN clauses: only rows that are or were receipts call the function (ordinary rows have nothing to check).
@@ -61,18 +59,6 @@ begin
   return NEW;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _200_guard_receipts on chat_public.chat_messages;
-drop trigger if exists _200_guard_receipts_insert on chat_public.chat_messages;
-create trigger _200_guard_receipts_insert before insert on chat_public.chat_messages
-  for each row when (NEW.kind = 'receipt') execute function chat_private.tg_chat_messages__guard_receipts();
-drop trigger if exists _200_guard_receipts_update on chat_public.chat_messages;
-create trigger _200_guard_receipts_update before update on chat_public.chat_messages
-  for each row when (OLD.kind = 'receipt' or NEW.kind = 'receipt')
-  execute function chat_private.tg_chat_messages__guard_receipts();
-
--- The insert fence lives in _100_stamp_revision above; the former statement trigger is dropped.
-drop trigger if exists _500_fence_history_insert on chat_public.chat_messages;
-drop function if exists chat_private.tg_chat_messages__fence_insert();
 
 -- PostgreSQL allows no transition tables on `update of column` triggers, so compare old and new rows here.
 create or replace function chat_private.tg_chat_messages__fence_update() returns trigger as $$
@@ -85,10 +71,6 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _500_fence_history_update on chat_public.chat_messages;
-create trigger _500_fence_history_update after update on chat_public.chat_messages
-  referencing old table as old_rows new table as new_rows for each statement
-  execute function chat_private.tg_chat_messages__fence_update();
 
 create or replace function chat_private.tg_chat_messages__fence_delete() returns trigger as $$
 begin
@@ -99,10 +81,6 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _500_fence_history_delete on chat_public.chat_messages;
-create trigger _500_fence_history_delete after delete on chat_public.chat_messages
-  referencing old table as old_rows for each statement
-  execute function chat_private.tg_chat_messages__fence_delete();
 
 create or replace function chat_private.tg_chat_queued_messages__bump_queue_version() returns trigger as $$
 begin
@@ -112,18 +90,6 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _500_bump_queue_version_insert on chat_public.chat_queued_messages;
-create trigger _500_bump_queue_version_insert after insert on chat_public.chat_queued_messages
-  referencing new table as changed_rows for each statement
-  execute function chat_private.tg_chat_queued_messages__bump_queue_version();
-drop trigger if exists _500_bump_queue_version_update on chat_public.chat_queued_messages;
-create trigger _500_bump_queue_version_update after update on chat_public.chat_queued_messages
-  referencing new table as changed_rows for each statement
-  execute function chat_private.tg_chat_queued_messages__bump_queue_version();
-drop trigger if exists _500_bump_queue_version_delete on chat_public.chat_queued_messages;
-create trigger _500_bump_queue_version_delete after delete on chat_public.chat_queued_messages
-  referencing old table as changed_rows for each statement
-  execute function chat_private.tg_chat_queued_messages__bump_queue_version();
 
 -- Transactional outbox: the job that runs a chat is added in the same transaction that makes it runnable
 -- (a status change into running/interrupting, or a new turn starting while it is already running).
@@ -150,11 +116,6 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _900_enqueue_run on chat_public.chats;
-create trigger _900_enqueue_run after update of status on chat_public.chats
-  for each row when (NEW.status in ('running', 'interrupting') and OLD.status is distinct from NEW.status)
-  execute function chat_private.tg_chats__enqueue_run();
-drop trigger if exists _900_enqueue_run_insert on chat_public.chats;
 
 create or replace function chat_private.tg_turn_progress__enqueue_run() returns trigger as $$
 begin
@@ -164,9 +125,6 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _900_enqueue_run on chat_private.turn_progress;
-create trigger _900_enqueue_run after insert on chat_private.turn_progress
-  for each row execute function chat_private.tg_turn_progress__enqueue_run();
 
 create or replace function chat_private.tg_chats__touch() returns trigger as $$
 begin
@@ -174,6 +132,3 @@ begin
   return NEW;
 end;
 $$ language plpgsql volatile set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _100_touch on chat_public.chats;
-create trigger _100_touch before update on chat_public.chats
-  for each row execute function chat_private.tg_chats__touch();

@@ -109,7 +109,6 @@ create or replace function chat_private.schema_sha256(p_schema jsonb) returns te
 $$ language sql stable;
 
 -- The state-dependent admission rules, checked under the chat lock. Returns the new request id.
-drop function if exists chat_private.accept_structured_request(uuid, jsonb);
 -- p_check_experiment is false only for work accepted earlier as a whole (a batch's items).
 create or replace function chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb,
   p_check_experiment boolean default true)

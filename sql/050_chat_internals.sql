@@ -1,16 +1,6 @@
 -- Building blocks of the transitions. None is exposed; each assumes the caller holds the chat row lock taken by
 -- begin_transition (one lock and one snapshot_version bump per transition).
 
-do $$ begin
-  if not exists (select from pg_type where typname = 'chat_input_result' and typnamespace = 'chat_public'::regnamespace) then
-    create type chat_public.chat_input_result as (
-      chat_id uuid, message_id bigint, queued_message_id bigint, structured_output_request_id uuid,
-      receipt_message_ids bigint[]);
-  end if;
-  if not exists (select from pg_type where typname = 'fence' and typnamespace = 'chat_private'::regnamespace) then
-    create type chat_private.fence as (runner_id uuid, history_version bigint, generation_attempt bigint);
-  end if;
-end $$;
 comment on type chat_public.chat_input_result is
   E'What an input transition created: the message that started a turn or the queued message, the structured request id minted for it, and any receipts it committed (edit supersession, queue deletion) in id order.';
 

@@ -132,7 +132,6 @@ $$ language plpgsql volatile security definer set search_path to pg_catalog, pub
 -- p_deltas: the step's last part deltas (worker/loop/deltas.ts payloads, in sequence order), published on the chat's
 -- parts channel in this transaction, before the step's own notification: the worker sends no separate statement for
 -- them, and a runner whose fence is lost publishes nothing.
-drop function if exists chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb);
 create or replace function chat_private.commit_step(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_messages jsonb, p_progress jsonb default '{}', p_deltas text[] default null)
 returns chat_private.fence as $$

@@ -1,21 +1,5 @@
 -- Worker runtime support (the agent loop in worker/): retry settings and the visible retry state.
--- Re-runnable like every file here; 040 truncates transition_rules, so the rows for record_retry_state are
--- inserted again on each application.
-
-insert into chat_private.settings (name, value, description) values
-  ('retry_max_attempts', '5', 'Provider attempts per step (the first try included) before a retryable error ends the turn.'),
-  ('retry_initial_delay_ms', '1000', 'Backoff before the second provider attempt; doubles per attempt.'),
-  ('retry_max_delay_ms', '30000', 'Upper bound of the provider retry backoff.')
-on conflict (name) do update set description = excluded.description;
-
-insert into chat_private.transition_rules (transition, from_state, allowed, outcome) values
-  ('record_retry_state', 'waiting', false, 'refused (CHTRN)'),
-  ('record_retry_state', 'running', true, 'running: retry_state set or cleared, generation_attempt + 1 when set'),
-  ('record_retry_state', 'interrupting', false, 'refused (CHTRN): the runner must finish the interruption'),
-  ('record_retry_state', 'requires_action', false, 'refused (CHTRN)'),
-  ('record_retry_state', 'error', false, 'refused (CHTRN)'),
-  ('record_retry_state', 'archived', false, 'refused (CHARC)')
-on conflict (transition, from_state) do update set allowed = excluded.allowed, outcome = excluded.outcome;
+-- The retry settings and record_retry_state's transition rules are rows: migrations/0008.
 
 -- p_state: {attempt, max_attempts, delay_ms, retrying_at, error: {kind, status?, message}} while the worker backs
 -- off, or null once an attempt succeeded. Setting a state starts a new generation attempt, so the next provider

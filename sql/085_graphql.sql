@@ -33,19 +33,6 @@ begin
   end loop;
 end $$;
 
-do $$ begin
-  if not exists (select from pg_type where typname = 'busy_behavior' and typnamespace = 'chat_public'::regnamespace) then
-    create type chat_public.busy_behavior as enum ('queue', 'interrupt');
-  end if;
-  if not exists (select from pg_type where typname = 'structured_output_error' and typnamespace = 'chat_public'::regnamespace) then
-    create type chat_public.structured_output_error as (code text, message text);
-  end if;
-  if not exists (select from pg_type where typname = 'structured_output' and typnamespace = 'chat_public'::regnamespace) then
-    create type chat_public.structured_output as (
-      request_id uuid, status chat_public.structured_output_status, value jsonb, value_json text,
-      error chat_public.structured_output_error);
-  end if;
-end $$;
 comment on type chat_public.busy_behavior is E'What a message sent to a busy chat does: wait in the queue, or interrupt the running turn.';
 comment on type chat_public.structured_output is
   E'The result a receipt carries. `valueJson` is the exact stored JSON text of the value (numbers keep every digit); `value` is the same value as JSON, for convenience. A succeeded receipt whose value is JSON null has `valueJson` "null".';
@@ -145,10 +132,6 @@ $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_receipts(chat_public.chat_input_result) is
   E'Receipts the input committed (edit supersession, queue deletion), in id order.';
 
--- Anonymous requests read the tables under RLS (no policy for chat_anonymous, so zero rows) instead of failing
--- with a permission error: "anonymous sees nothing" without a masked error.
-grant select on chat_public.users, chat_public.chats, chat_public.chat_messages, chat_public.chat_queued_messages,
-  chat_public.structured_output_requests to chat_anonymous;
 revoke all on function chat_public.send_message(uuid, jsonb, text, chat_public.busy_behavior, text),
   chat_public.edit_message(bigint, jsonb, text) from public;
 grant execute on function chat_public.send_message(uuid, jsonb, text, chat_public.busy_behavior, text),

@@ -66,27 +66,6 @@ create or replace view chat_private.job_queue as
 comment on view chat_private.job_queue is
   E'Graphile Worker jobs by task: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a worker), failed_permanently (out of attempts) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
 
-insert into chat_private.transition_rules (transition, from_state, allowed, outcome) values
-  ('operator_release_lease', 'waiting', false, 'refused (CHTRN): nothing runs'),
-  ('operator_release_lease', 'running', true, 'unchanged: lease released, chat re-enqueued'),
-  ('operator_release_lease', 'interrupting', true, 'unchanged: lease released, chat re-enqueued'),
-  ('operator_release_lease', 'requires_action', false, 'refused (CHTRN): no runner holds a waiting chat'),
-  ('operator_release_lease', 'error', false, 'refused (CHTRN)'),
-  ('operator_release_lease', 'archived', false, 'refused (CHARC)'),
-  ('operator_cancel_request', 'waiting', true, 'unchanged: operator_canceled receipt'),
-  ('operator_cancel_request', 'running', true, 'unchanged, or interrupting when it is the active turn''s request'),
-  ('operator_cancel_request', 'interrupting', true, 'unchanged: operator_canceled receipt'),
-  ('operator_cancel_request', 'requires_action', true, 'unchanged, or the turn ends when it is the active request'),
-  ('operator_cancel_request', 'error', true, 'unchanged: operator_canceled receipt'),
-  ('operator_cancel_request', 'archived', true, 'unchanged: operator_canceled receipt'),
-  ('operator_retry_chat', 'waiting', false, 'refused (CHTRN): nothing to retry'),
-  ('operator_retry_chat', 'running', false, 'refused (CHTRN)'),
-  ('operator_retry_chat', 'interrupting', false, 'refused (CHTRN)'),
-  ('operator_retry_chat', 'requires_action', false, 'refused (CHTRN)'),
-  ('operator_retry_chat', 'error', true, 'running: the queue head, else the last user input, runs as a new turn'),
-  ('operator_retry_chat', 'archived', false, 'refused (CHARC)')
-on conflict (transition, from_state) do update set allowed = excluded.allowed, outcome = excluded.outcome;
-
 -- Repair: a lease held by a worker that is gone (or hung) is released and the chat re-enqueued at once, instead of
 -- waiting for the lease to expire. The old runner, if alive, is fenced out (its lease row is gone).
 create or replace function chat_private.operator_release_lease(p_chat_id uuid) returns boolean as $$

@@ -8,12 +8,6 @@
 -- locks the batch row; functions that lock the batch first (validation, cancel, sweep) never lock an existing chat.
 -- Batch functions are not chat transitions, so they have no rows in chat_private.transition_rules.
 
-do $$ begin
-  if not exists (select from pg_type where typname = 'batch_item_counts' and typnamespace = 'chat_public'::regnamespace) then
-    create type chat_public.batch_item_counts as (
-      pending integer, running integer, succeeded integer, failed integer, canceled integer);
-  end if;
-end $$;
 comment on type chat_public.batch_item_counts is E'Items of a batch by status.';
 
 create or replace function chat_private.notify_batch(p_batch_id uuid, p_change text) returns void as $$
@@ -301,10 +295,6 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-drop trigger if exists _900_finish_batch_item on chat_public.structured_output_requests;
-create trigger _900_finish_batch_item after update of status on chat_public.structured_output_requests
-  for each row when (OLD.status = 'pending' and NEW.status <> 'pending')
-  execute function chat_private.tg_structured_output_requests__finish_batch_item();
 
 -- Cancel: pending items never start; running items are interrupted by the `batch_cancel` job, each in its own chat
 -- transaction (this function holds the batch lock and so must not lock chats), and their receipts end them.
@@ -419,27 +409,6 @@ create or replace view chat_private.batch_progress with (security_invoker = true
 comment on view chat_private.batch_progress is
   E'Every batch with its items by status, throughput since it started (items that ran per second) and an ETA for running batches. Order by created_at desc; filter on status for the active ones.';
 
-alter table chat_public.batches enable row level security;
-alter table chat_public.batch_items enable row level security;
-drop policy if exists select_own on chat_public.batches;
-create policy select_own on chat_public.batches for select to chat_user using (owner_id = chat_public.current_user_id());
-drop policy if exists select_own on chat_public.batch_items;
-create policy select_own on chat_public.batch_items for select to chat_user using (
-  exists (select 1 from chat_public.batches b where b.id = batch_id and b.owner_id = chat_public.current_user_id()));
-do $$
-declare
-  v_table text;
-begin
-  foreach v_table in array array['chat_public.batches', 'chat_public.batch_items'] loop
-    execute format('drop policy if exists select_all_operator on %s', v_table);
-    execute format('create policy select_all_operator on %s for select to chat_operator using (true)', v_table);
-    execute format('drop policy if exists select_all_worker on %s', v_table);
-    execute format('create policy select_all_worker on %s for select to chat_worker using (true)', v_table);
-  end loop;
-end $$;
-
-revoke all on chat_public.batches, chat_public.batch_items from chat_anonymous, chat_user, chat_operator, chat_worker;
-grant select on chat_public.batches, chat_public.batch_items to chat_user, chat_operator, chat_worker;
 grant select on chat_private.batch_progress to chat_operator;
 
 revoke all on function chat_public.create_batch(text, jsonb, text, text, text, integer, text),

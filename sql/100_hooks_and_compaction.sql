@@ -1,26 +1,10 @@
--- Stop hooks and compaction (design §3). Re-runnable: 040 truncates transition_rules, so this file's rows are
--- inserted again on each application (as 075 does).
+-- Stop hooks and compaction. Their transition rules, policies and table grants are migrations (0008 onwards).
 --
 -- Stop hooks are configured by operators with plain SQL (chat_private.stop_hooks + stop_hook_secrets); the worker
 -- calls them when a turn is about to finish and records a continuation through commit_step (a control row plus
 -- the progress record {"hook_continuation": true, "invalidate_candidate": ...}), so no function here writes for
 -- them. Compaction is two transitions: compact_chat (a client asks) and compact_history (the runner replaces older
 -- history in future prompts with a summary).
-
-insert into chat_private.transition_rules (transition, from_state, allowed, outcome) values
-  ('compact_chat', 'waiting', true, 'unchanged: compaction runs before the next model step (the next turn)'),
-  ('compact_chat', 'running', true, 'unchanged: compaction runs before the running turn''s next model step'),
-  ('compact_chat', 'interrupting', false, 'refused (CHTRN): the turn is ending'),
-  ('compact_chat', 'requires_action', true, 'unchanged: compaction runs once the turn resumes'),
-  ('compact_chat', 'error', true, 'unchanged: compaction runs before the next model step (the next turn)'),
-  ('compact_chat', 'archived', false, 'refused (CHARC)'),
-  ('compact_history', 'waiting', false, 'refused (CHTRN)'),
-  ('compact_history', 'running', true, 'running: older rows compressed, summary and marker inserted'),
-  ('compact_history', 'interrupting', false, 'refused (CHTRN): the runner must finish the interruption'),
-  ('compact_history', 'requires_action', false, 'refused (CHTRN)'),
-  ('compact_history', 'error', false, 'refused (CHTRN)'),
-  ('compact_history', 'archived', false, 'refused (CHARC)')
-on conflict (transition, from_state) do update set allowed = excluded.allowed, outcome = excluded.outcome;
 
 -- A client transition that changes no history: it bumps snapshot_version (streams see it) but neither
 -- history_version nor generation_attempt, so a running turn keeps its fence and its retry budget.
@@ -103,20 +87,6 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.compact_history(uuid, uuid, bigint, bigint, text, bigint, text, jsonb) is
   E'Worker: replaces the history up to a message by a model-only summary in future prompts (originals marked compressed, receipts untouched, the open turn''s input carried over), inserts a client-visible marker. Fenced; returns the new fence.';
-
-alter table chat_private.stop_hooks enable row level security;
-alter table chat_private.stop_hook_secrets enable row level security;
-drop policy if exists select_all_operator on chat_private.stop_hooks;
-create policy select_all_operator on chat_private.stop_hooks for select to chat_operator using (true);
-drop policy if exists select_all_worker on chat_private.stop_hooks;
-create policy select_all_worker on chat_private.stop_hooks for select to chat_worker using (true);
--- Only the worker reads secrets; operators configure hooks as the database owner, like model configs.
-drop policy if exists select_all_worker on chat_private.stop_hook_secrets;
-create policy select_all_worker on chat_private.stop_hook_secrets for select to chat_worker using (true);
-
-revoke all on chat_private.stop_hooks, chat_private.stop_hook_secrets from chat_anonymous, chat_user, chat_operator, chat_worker;
-grant select on chat_private.stop_hooks to chat_operator, chat_worker;
-grant select on chat_private.stop_hook_secrets to chat_worker;
 
 revoke all on function chat_public.compact_chat(uuid) from public;
 grant execute on function chat_public.compact_chat(uuid) to chat_user, chat_anonymous;

@@ -122,27 +122,6 @@ comment on function chat_public.set_chat_mcp_servers(uuid, text[]) is
   E'Selects the operator-configured MCP servers whose tools the chat is offered (from its next run). Unknown or disabled ids are refused.';
 comment on column chat_public.chats.mcp_server_ids is E'The MCP servers this chat uses (ids of operator-configured servers).';
 
-insert into chat_private.transition_rules (transition, from_state, allowed, outcome) values
-  ('set_mcp_servers', 'waiting', true, 'flag set'),
-  ('set_mcp_servers', 'running', true, 'flag set; applies from the next run'),
-  ('set_mcp_servers', 'interrupting', true, 'flag set'),
-  ('set_mcp_servers', 'requires_action', true, 'flag set'),
-  ('set_mcp_servers', 'error', true, 'flag set'),
-  ('set_mcp_servers', 'archived', false, 'refused (CHARC)')
-on conflict (transition, from_state) do update set allowed = excluded.allowed, outcome = excluded.outcome;
-
--- Security: operators read the server list but never its secrets; the worker reads both.
-alter table chat_private.mcp_servers enable row level security;
-alter table chat_private.mcp_server_secrets enable row level security;
-drop policy if exists select_all_operator on chat_private.mcp_servers;
-create policy select_all_operator on chat_private.mcp_servers for select to chat_operator using (true);
-drop policy if exists select_all_worker on chat_private.mcp_servers;
-create policy select_all_worker on chat_private.mcp_servers for select to chat_worker using (true);
-drop policy if exists select_all_worker on chat_private.mcp_server_secrets;
-create policy select_all_worker on chat_private.mcp_server_secrets for select to chat_worker using (true);
-grant select on chat_private.mcp_servers to chat_operator, chat_worker;
-grant select on chat_private.mcp_server_secrets to chat_worker;
-
 -- sql/080 revokes PUBLIC's default EXECUTE only from functions that exist when it runs; these are created later.
 revoke all on function chat_public.set_chat_mcp_servers(uuid, text[]), chat_private.check_agent_runner(uuid, uuid),
   chat_private.spawn_child_chat(uuid, uuid, jsonb, text, text), chat_private.agent_child(uuid, uuid),

@@ -1,4 +1,5 @@
--- Worker caches and fused statements (worker/loop/config.ts, run.ts). Re-runnable.
+-- Worker caches and fused statements (worker/loop/config.ts, run.ts). The triggers that bump the
+-- version are in migrations/0008.
 --
 -- worker_config_version: one row whose version every change of the rows the worker caches per process (settings,
 -- model configs and their secrets, stop hooks and their secrets) bumps, in the changing transaction. The worker
@@ -15,32 +16,10 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
-do $$
-declare
-  v_table text;
-begin
-  foreach v_table in array array[
-    'chat_private.settings', 'chat_private.model_configs', 'chat_private.model_config_secrets',
-    'chat_private.stop_hooks', 'chat_private.stop_hook_secrets'] loop
-    execute format('drop trigger if exists _900_worker_config_version on %s', v_table);
-    execute format('create trigger _900_worker_config_version after insert or update or delete or truncate on %s '
-                   'for each statement execute function chat_private.tg_worker_config__bump()', v_table);
-  end loop;
-end $$;
-
--- The table itself is in migrations/0006; like every table it has row-level security.
-drop policy if exists select_all_operator on chat_private.worker_config_version;
-create policy select_all_operator on chat_private.worker_config_version for select to chat_operator using (true);
-drop policy if exists select_all_worker on chat_private.worker_config_version;
-create policy select_all_worker on chat_private.worker_config_version for select to chat_worker using (true);
-revoke all on chat_private.worker_config_version from chat_anonymous, chat_user, chat_operator, chat_worker;
-grant select on chat_private.worker_config_version to chat_operator, chat_worker;
-
 -- The final commit of a turn without stop hooks: commit_step, then finish_turn with the fence it returned, in one
 -- transaction (both transitions run exactly as they do when called one after the other, fence checks included).
 -- When an enabled stop hook exists, only the step is committed and status is null: the worker calls the hooks and
 -- finishes the turn itself, as after a plain commit_step.
-drop function if exists chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb);
 create or replace function chat_private.commit_step_and_finish_turn(p_chat_id uuid, p_runner_id uuid,
   p_history_version bigint, p_generation_attempt bigint, p_messages jsonb, p_progress jsonb, p_outcome jsonb default null,
   p_deltas text[] default null, out runner_id uuid, out history_version bigint, out generation_attempt bigint, out status chat_public.chat_status) as $$
