@@ -146,3 +146,15 @@ grant execute on function chat_public.structured_output_enabled(),
   chat_public.chat_input_result_structured_output_request(chat_public.chat_input_result),
   chat_public.chat_input_result_receipts(chat_public.chat_input_result)
 to chat_user, chat_anonymous, chat_operator;
+-- sql/080 revokes PUBLIC's default EXECUTE only from functions that exist when it runs; these are created later (a
+-- fresh install otherwise left them executable by PUBLIC, an upgraded one not).
+revoke all on function chat_private.graphql_tagged(text, text), chat_public.structured_output_enabled(),
+  chat_public.chat_messages_structured_output(chat_public.chat_messages),
+  chat_public.chats_messages(chat_public.chats, bigint, bigint),
+  chat_public.chats_queue(chat_public.chats),
+  chat_public.chat_input_result_chat(chat_public.chat_input_result),
+  chat_public.chat_input_result_message(chat_public.chat_input_result),
+  chat_public.chat_input_result_queued_message(chat_public.chat_input_result),
+  chat_public.chat_input_result_structured_output_request(chat_public.chat_input_result),
+  chat_public.chat_input_result_receipts(chat_public.chat_input_result)
+from public;

@@ -1,102 +1,119 @@
-// `chatd migrate`: versioned DDL through node-pg-migrate, then the repeatable `sql/` definitions, all under one
-// advisory lock so that several processes starting at once apply everything exactly once.
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+// `chatd migrate`: versioned DDL through node-pg-migrate, then the repeatable `sql/` definitions that changed, all
+// under one advisory lock so that several processes starting at once apply everything exactly once. Every lock the
+// run waits for is bounded on the server (lock_timeout), so a deploy stuck behind a long transaction gives up and
+// retries instead of queueing clients behind it, and stops waiting even when its own process is gone.
 import pg from "pg";
 import { runner } from "node-pg-migrate";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
+import { applyFiles, filesToApply, readSqlFiles, recordedChecksums } from "./repeatable.ts";
+import { MIGRATIONS_DIR, readContract, SchemaAheadError, targetContract, writeContract } from "./schema-contract.ts";
 
-const projectRoot = join(import.meta.dirname, "..", "..");
-const MIGRATIONS_DIR = join(projectRoot, "migrations");
-const SQL_DIR = join(projectRoot, "sql");
 /** Arbitrary constant shared by every chatd process; distinct from node-pg-migrate's own lock value. */
 const MIGRATE_LOCK_KEY = 7_010_420_001;
+/** lock_not_available (lock_timeout) and deadlock_detected: the transaction rolled back and may be retried. */
+const RETRYABLE = new Set(["55P03", "40P01"]);
 
 export interface MigrateResult {
   migrationsApplied: string[];
-  /** Repeatable files re-applied because one of them changed (all are re-applied, in order). */
+  /** Repeatable files re-applied: the changed ones and those after them, or all of them after a migration. */
   sqlFilesApplied: string[];
 }
 
-interface SqlFile {
-  name: string;
-  text: string;
-  sha256: string;
+export interface MigrateOptions {
+  /** Longest wait for any one lock before the transaction gives up and is retried (server-side). */
+  lockTimeoutMs?: number;
+  /** Longest any one statement may run (server-side). */
+  statementTimeoutMs?: number;
+  /** Tries per transaction when a lock wait times out; the wait before try n is n * retryDelayMs. */
+  attempts?: number;
+  retryDelayMs?: number;
 }
 
-function readSqlFiles(): SqlFile[] {
-  return readdirSync(SQL_DIR)
-    .filter((name) => name.endsWith(".sql"))
-    .sort()
-    .map((name) => {
-      const text = readFileSync(join(SQL_DIR, name), "utf8");
-      return { name, text, sha256: createHash("sha256").update(text).digest("hex") };
-    });
-}
-
-/**
- * Re-applies every `sql/` file, in name order, when any checksum differs from the recorded one. Applying all of them
- * (rather than only the changed file, as Flyway does) keeps cross-file dependencies simple: each file is written to
- * be re-runnable (`create or replace`, `drop ... if exists`).
- */
-async function applyRepeatable(client: pg.ClientBase): Promise<string[]> {
-  const files = readSqlFiles();
-  await client.query(`create table if not exists chatd_meta.repeatable_sql (
-    name text primary key, sha256 text not null, applied_at timestamptz not null default now())`);
-  const { rows } = await client.query<{ name: string; sha256: string }>("select name, sha256 from chatd_meta.repeatable_sql");
-  const recorded = new Map(rows.map((row) => [row.name, row.sha256]));
-  const unchanged = files.length === recorded.size && files.every((file) => recorded.get(file.name) === file.sha256);
-  if (unchanged) return [];
-  await client.query("begin");
-  try {
-    for (const file of files) {
-      try {
-        await client.query(file.text);
-      } catch (error) {
-        throw new Error(`sql/${file.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-      }
-    }
-    await client.query("delete from chatd_meta.repeatable_sql");
-    for (const file of files) {
-      await client.query("insert into chatd_meta.repeatable_sql (name, sha256) values ($1, $2)", [file.name, file.sha256]);
-    }
-    await client.query("commit");
-  } catch (error) {
-    await client.query("rollback");
-    throw error;
-  }
-  return files.map((file) => file.name);
-}
+const defaults: Required<MigrateOptions> = { lockTimeoutMs: 2000, statementTimeoutMs: 600_000, attempts: 5, retryDelayMs: 1000 };
 
 const quietLogger = new Logger(() => () => {});
 
-export async function migrate(databaseUrl: string, log: (line: string) => void = () => {}): Promise<MigrateResult> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+async function withRetry<T>(options: Required<MigrateOptions>, log: (line: string) => void, what: string,
+  fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await fn();
+    } catch (error) {
+      const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
+      if (typeof code !== "string" || !RETRYABLE.has(code) || attempt >= options.attempts) throw error;
+      log(`${what}: ${code === "55P03" ? "lock wait timed out" : "deadlock"}; retrying (attempt ${attempt + 1} of ${options.attempts})`);
+      await new Promise((resolve) => setTimeout(resolve, attempt * options.retryDelayMs));
+    }
+  }
+}
+
+/**
+ * Session settings of the migration's own connection. The timeouts end a wait inside the server, whatever the
+ * client does; client_connection_check_interval also ends a statement whose client has gone (a killed deploy).
+ */
+async function configureSession(client: pg.ClientBase, options: Required<MigrateOptions>): Promise<void> {
+  await client.query(
+    `select set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false),
+            set_config('client_connection_check_interval', '1s', false), set_config('client_min_messages', 'warning', false)`,
+    [`${options.lockTimeoutMs}ms`, `${options.statementTimeoutMs}ms`]);
+}
+
+export async function migrate(databaseUrl: string, log: (line: string) => void = () => {},
+  migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
+  const options = { ...defaults, ...migrateOptions };
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: "chatd migrate" });
   await client.connect();
   try {
+    // The advisory lock only ever waits for another `chatd migrate`, which blocks no client: no lock_timeout yet.
     await client.query("set client_min_messages = warning");
     await client.query("select pg_advisory_lock($1)", [MIGRATE_LOCK_KEY]);
+    await configureSession(client, options);
     await client.query("create schema if not exists chatd_meta");
-    const applied = await runner({
-      dbClient: client,
-      dir: MIGRATIONS_DIR,
-      migrationsTable: "pgmigrations",
-      migrationsSchema: "chatd_meta",
-      direction: "up",
-      count: Infinity,
-      checkOrder: true,
-      singleTransaction: true,
-      noLock: true,
-      log: () => {},
-    });
-    const migrationsApplied = applied.map((migration) => migration.name);
-    for (const name of migrationsApplied) log(`applied migration ${name}`);
+    await client.query(`create table if not exists chatd_meta.repeatable_sql (
+      name text primary key, sha256 text not null, applied_at timestamptz not null default now())`);
+
+    const target = targetContract();
+    const recorded = await readContract(client);
+    if (recorded.unknownMigrations.length > 0) throw new SchemaAheadError(recorded.unknownMigrations);
+
+    let migrationsApplied: string[] = [];
+    if (recorded.pendingMigrations.length > 0) {
+      const applied = await withRetry(options, log, "migrations", () => runner({
+        dbClient: client,
+        dir: MIGRATIONS_DIR,
+        migrationsTable: "pgmigrations",
+        migrationsSchema: "chatd_meta",
+        direction: "up",
+        count: Infinity,
+        checkOrder: true,
+        singleTransaction: true,
+        noLock: true,
+        log: () => {},
+      }));
+      migrationsApplied = applied.map((migration) => migration.name);
+      for (const name of migrationsApplied) log(`applied migration ${name}`);
+    }
     // The queue's own schema: the repeatable definitions call graphile_worker.add_job.
     await runWorkerMigrations({ connectionString: databaseUrl, logger: quietLogger });
-    const sqlFilesApplied = await applyRepeatable(client);
-    if (sqlFilesApplied.length > 0) log(`applied ${sqlFilesApplied.length} repeatable sql/ files`);
-    return { migrationsApplied, sqlFilesApplied };
+
+    const files = readSqlFiles();
+    const toApply = filesToApply(files, await recordedChecksums(client), migrationsApplied.length > 0);
+    const contractChanged = recorded.migration !== target.migration || recorded.sqlSha256 !== target.sqlSha256;
+    if (toApply.length > 0 || contractChanged) {
+      await withRetry(options, log, "sql/", async () => {
+        await client.query("begin");
+        try {
+          await applyFiles(client, toApply, files);
+          await writeContract(client, target);
+          await client.query("commit");
+        } catch (error) {
+          await client.query("rollback");
+          throw error;
+        }
+      });
+    }
+    if (toApply.length > 0) log(`applied ${toApply.length} repeatable sql/ files`);
+    return { migrationsApplied, sqlFilesApplied: toApply.map((file) => file.name) };
   } finally {
     await client.query("select pg_advisory_unlock_all()").catch(() => {});
     await client.end();
