@@ -24,6 +24,12 @@ begin
     col_description('chat_public.chat_messages'::regclass,
       (select attnum from pg_attribute where attrelid = 'chat_public.chat_messages'::regclass and attname = 'structured_output')),
     '@behavior -*'));
+  -- `kind` is a condition field (`messages(condition: {kind: RECEIPT})` finds a chat's receipts), although it is not
+  -- indexed on its own: it narrows a chat's rows, which the (chat_id, id) index finds.
+  execute format('comment on column chat_public.chat_messages.kind is %L', chat_private.graphql_tagged(
+    col_description('chat_public.chat_messages'::regclass,
+      (select attnum from pg_attribute where attrelid = 'chat_public.chat_messages'::regclass and attname = 'kind')),
+    '@behavior +filterBy'));
   -- These two stay callable from SQL; GraphQL reaches them through the wrappers below (send: the busy-behaviour
   -- enum; edit: the API passes what it validated, see src/api/response-format-plugin.ts).
   foreach v_proc in array array['chat_public.send_chat_message(uuid, jsonb, text, text, text)'::regprocedure,
@@ -92,7 +98,7 @@ create or replace function chat_public.chats_messages(c chat_public.chats, after
   order by m.id;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chats_messages(chat_public.chats, bigint, bigint) is
-  E'The transcript in `rowId` order. `afterId`/`beforeId` are message `rowId`s (the stream cursor); page backwards with `beforeId` and `last`.';
+  E'@behavior +filter\nThe transcript in `rowId` order. `afterId`/`beforeId` are message `rowId`s (the stream cursor); page backwards with `beforeId` and `last`. `condition: {kind: RECEIPT}` reads only the receipts.';
 
 create or replace function chat_public.chats_queue(c chat_public.chats) returns chat_public.chat_queued_messages[] as $$
   select coalesce(array_agg(q order by q.position), '{}') from chat_public.chat_queued_messages q where q.chat_id = c.id;
@@ -102,35 +108,35 @@ comment on function chat_public.chats_queue(chat_public.chats) is E'Queued input
 create or replace function chat_public.chat_input_result_chat(r chat_public.chat_input_result) returns chat_public.chats as $$
   select c.* from chat_public.chats c where c.id = r.chat_id;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
-comment on function chat_public.chat_input_result_chat(chat_public.chat_input_result) is E'The chat.';
+comment on function chat_public.chat_input_result_chat(chat_public.chat_input_result) is E'@behavior -queryField\nThe chat.';
 
 create or replace function chat_public.chat_input_result_message(r chat_public.chat_input_result)
 returns chat_public.chat_messages as $$
   select m.* from chat_public.chat_messages m where m.id = r.message_id;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_message(chat_public.chat_input_result) is
-  E'The message that started a turn, when the input started one.';
+  E'@behavior -queryField\nThe message that started a turn, when the input started one.';
 
 create or replace function chat_public.chat_input_result_queued_message(r chat_public.chat_input_result)
 returns chat_public.chat_queued_messages as $$
   select q.* from chat_public.chat_queued_messages q where q.id = r.queued_message_id;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_queued_message(chat_public.chat_input_result) is
-  E'The queued message, while it waits in the queue.';
+  E'@behavior -queryField\nThe queued message, while it waits in the queue.';
 
 create or replace function chat_public.chat_input_result_structured_output_request(r chat_public.chat_input_result)
 returns chat_public.structured_output_requests as $$
   select s.* from chat_public.structured_output_requests s where s.id = r.structured_output_request_id;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_structured_output_request(chat_public.chat_input_result) is
-  E'The structured output request the input created (or, for a deleted queued message, ended).';
+  E'@behavior -queryField\nThe structured output request the input created (or, for a deleted queued message, ended).';
 
 create or replace function chat_public.chat_input_result_receipts(r chat_public.chat_input_result)
 returns chat_public.chat_messages[] as $$
   select coalesce(array_agg(m order by m.id), '{}') from chat_public.chat_messages m where m.id = any (r.receipt_message_ids);
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_receipts(chat_public.chat_input_result) is
-  E'Receipts the input committed (edit supersession, queue deletion), in id order.';
+  E'@behavior -queryField\nReceipts the input committed (edit supersession, queue deletion), in id order.';
 
 revoke all on function chat_public.send_message(uuid, jsonb, text, chat_public.busy_behavior, text),
   chat_public.edit_message(bigint, jsonb, text) from public;

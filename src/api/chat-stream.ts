@@ -100,8 +100,10 @@ class ChatStream {
       const messageIds: string[] = [];
       let after = this.watermark;
       for (;;) {
+        // `order by m.id` is the bigint column: a bare `id` would name the text output column and sort 10 before 9.
         const page = await client.query<{ id: string }>({
-          text: "select id::text from chat_public.chat_messages where chat_id = $1 and id > $2 order by id limit $3",
+          text: `select m.id::text as id from chat_public.chat_messages m
+                 where m.chat_id = $1 and m.id > $2::bigint order by m.id limit $3`,
           values: [this.chatId, after, PAGE],
         });
         for (const row of page.rows) messageIds.push(row.id);
@@ -125,8 +127,10 @@ class ChatStream {
     }
   }
 
+  /** The watermark only moves up, compared as numbers, so no message is delivered twice. */
   private *messages(ids: string[]): Generator<ChatEventValue> {
     for (const id of ids) {
+      if (big(id) <= big(this.watermark)) continue;
       this.watermark = id;
       yield this.event("message", { messageId: id });
     }

@@ -114,7 +114,8 @@ test("reconnecting with afterMessageId delivers exactly the missed messages", as
   fence = await commitStep(t.db, fence, [assistant("one"), assistant("two")], { steps: 1 });
   await commitStep(t.db, fence, [{ role: "system", visibility: "model", kind: "control", content: [{ type: "text", text: "hidden" }] }, assistant("three")], { steps: 1 });
   const { rows } = await t.db.pool.query<{ id: string }>(
-    "select id::text from chat_public.chat_messages where chat_id = $1 and id > $2 and visibility <> 'model' order by id", [chat.chatId, last]);
+    "select m.id::text from chat_public.chat_messages m where m.chat_id = $1 and m.id > $2 and m.visibility <> 'model' order by m.id",
+    [chat.chatId, last]);
   const second = subscribe<{ chatEvents: Event }>(t.ws(alice.token), EVENTS, { chatId: chat.chatId, after: last });
   const missed: string[] = [];
   while (missed.length < rows.length) {
