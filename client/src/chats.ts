@@ -1,0 +1,126 @@
+// `client.chats.*`: the chat transitions of chatd's GraphQL API, one method per mutation, plus the reads a client
+// needs around them. Content is either `prompt` (one text part) or `content` (chatd's parts).
+import * as documents from "./documents.ts";
+import { ChatdError } from "./errors.ts";
+import { toChat, toInput, toMessage } from "./normalize.ts";
+import type { Transport } from "./transport.ts";
+import type { Chat, ChatInput, ChatMessage, ContentPart, DynamicTool, MessageKind, ResponseFormat, ToolResult } from "./types.ts";
+
+export type ContentInput = { prompt: string; content?: never } | { content: ContentPart[]; prompt?: never };
+
+export type CreateOptions = ContentInput & {
+  responseFormat?: ResponseFormat;
+  workspace?: string;
+  modelConfigId?: string;
+  dynamicTools?: DynamicTool[];
+  planMode?: boolean;
+  title?: string;
+  idempotencyKey?: string;
+};
+
+export type SendOptions = ContentInput & {
+  responseFormat?: ResponseFormat;
+  /** What a message to a busy chat does: wait in the queue (default), or interrupt the running turn. */
+  busyBehavior?: "queue" | "interrupt";
+  idempotencyKey?: string;
+};
+
+export type EditOptions = ContentInput & {
+  /** Omitted keeps the edited message's format (under a fresh request id); `{type: "text"}` clears it. */
+  responseFormat?: ResponseFormat;
+};
+
+export interface MessagesOptions {
+  afterId?: string | null;
+  kind?: MessageKind;
+  first?: number;
+}
+
+function contentOf(input: ContentInput): ContentPart[] {
+  if (typeof input.prompt === "string") return [{ type: "text", text: input.prompt }];
+  if (Array.isArray(input.content)) return input.content;
+  throw new ChatdError("give `prompt` (text) or `content` (parts)", { code: "INVALID_INPUT", validations: [{ field: "content", detail: "is missing" }] });
+}
+
+const formatText = (format: ResponseFormat | undefined) =>
+  format === undefined ? undefined : typeof format === "string" ? format : JSON.stringify(format);
+
+type Raw = Record<string, unknown>;
+
+export class ChatsApi {
+  private readonly transport: Transport;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  private async input(query: string, field: string, variables: Record<string, unknown>, signal?: AbortSignal): Promise<ChatInput> {
+    const data = await this.transport.request<Record<string, { result: Raw }>>(query, variables, signal);
+    return toInput(data[field]!.result);
+  }
+
+  create(options: CreateOptions, signal?: AbortSignal): Promise<ChatInput> {
+    return this.input(documents.CREATE_CHAT, "createChat", { input: {
+      content: contentOf(options), responseFormat: formatText(options.responseFormat), workspace: options.workspace,
+      modelConfigId: options.modelConfigId, dynamicTools: options.dynamicTools, planMode: options.planMode,
+      title: options.title, idempotencyKey: options.idempotencyKey,
+    } }, signal);
+  }
+
+  send(chatId: string, options: SendOptions, signal?: AbortSignal): Promise<ChatInput> {
+    return this.input(documents.SEND_MESSAGE, "sendChatMessage", { input: {
+      chatId, content: contentOf(options), responseFormat: formatText(options.responseFormat),
+      busyBehavior: options.busyBehavior?.toUpperCase(), idempotencyKey: options.idempotencyKey,
+    } }, signal);
+  }
+
+  edit(messageId: string, options: EditOptions, signal?: AbortSignal): Promise<ChatInput> {
+    return this.input(documents.EDIT_MESSAGE, "editChatMessage", { input: {
+      messageId, content: contentOf(options), responseFormat: formatText(options.responseFormat),
+    } }, signal);
+  }
+
+  deleteQueued(queuedMessageId: string, signal?: AbortSignal): Promise<ChatInput> {
+    return this.input(documents.DELETE_QUEUED, "deleteQueuedMessage", { id: queuedMessageId }, signal);
+  }
+
+  promoteQueued(queuedMessageId: string, signal?: AbortSignal): Promise<ChatInput> {
+    return this.input(documents.PROMOTE_QUEUED, "promoteQueuedMessage", { id: queuedMessageId }, signal);
+  }
+
+  async interrupt(chatId: string, signal?: AbortSignal): Promise<Chat> {
+    const data = await this.transport.request<{ interruptChat: { result: Raw } }>(documents.INTERRUPT, { id: chatId }, signal);
+    return toChat(data.interruptChat.result);
+  }
+
+  /** Answers exactly the chat's pending client tool calls (see `pendingToolCalls`); the turn resumes. */
+  async submitToolResults(chatId: string, results: ToolResult[], signal?: AbortSignal): Promise<Chat> {
+    const payload = results.map((r) => ({ tool_call_id: r.toolCallId, result: r.result ?? null, ...(r.isError ? { is_error: true } : {}) }));
+    const data = await this.transport.request<{ submitToolResults: { result: Raw } }>(documents.SUBMIT_TOOL_RESULTS,
+      { id: chatId, results: payload }, signal);
+    return toChat(data.submitToolResults.result);
+  }
+
+  /** The chat, or null when it does not exist or is not yours. */
+  async get(chatId: string, signal?: AbortSignal): Promise<Chat | null> {
+    const data = await this.transport.request<{ chatByRowId: Raw | null }>(documents.GET_CHAT, { id: chatId }, signal);
+    return data.chatByRowId ? toChat(data.chatByRowId) : null;
+  }
+
+  /** The transcript in rowId order (after `afterId`, of one `kind`, at most `first`). */
+  async messages(chatId: string, options: MessagesOptions = {}, signal?: AbortSignal): Promise<ChatMessage[]> {
+    const variables: Record<string, unknown> = { id: chatId, after: options.afterId ?? null, first: options.first ?? null };
+    if (options.kind) variables.kind = options.kind.toUpperCase();
+    const data = await this.transport.request<{ chatByRowId: { messages: { nodes: Raw[] } } | null }>(
+      documents.messagesQuery(options.kind !== undefined), variables, signal);
+    return (data.chatByRowId?.messages.nodes ?? []).map(toMessage);
+  }
+
+  /** The rowId of the chat's newest message (a cursor for events), or null for none. */
+  async lastMessageId(chatId: string, signal?: AbortSignal): Promise<string | null> {
+    const data = await this.transport.request<{ chatByRowId: { chatMessagesByChatId: { nodes: { rowId: string }[] } } | null }>(
+      documents.LAST_MESSAGE_ID, { id: chatId }, signal);
+    if (!data.chatByRowId) throw new ChatdError("chat not found", { code: "NOT_FOUND", validations: [{ field: "chat_id", detail: "not found" }] });
+    return data.chatByRowId.chatMessagesByChatId.nodes[0]?.rowId ?? null;
+  }
+}
