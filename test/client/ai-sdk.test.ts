@@ -6,6 +6,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { ChatdReceiptError, createChatd, type ChatdProvider } from "@chatd/client/ai-sdk";
+import { waitFor } from "../support/worker.ts";
 import { finalize, script, startClientStack, type ClientStack } from "./stack.ts";
 
 let stack: ClientStack;
@@ -101,6 +102,38 @@ test("an SDK tool becomes a chatd dynamic tool: the chat pauses, the SDK runs it
   assert.equal(results.map((part) => part.result), [{ meaning: "the meaning of chatd" }]);
   const names = result.steps.flatMap((step) => step.toolCalls.map((call) => call.toolName));
   assert.equal(names, ["lookup"], "the caller sees its own tool only");
+});
+
+test("Output.json (a json format without a schema) asks chatd for any JSON value", async () => {
+  const result = await generateText({ model: chatd(), prompt: script(finalize('{"any": [1, "two", null]}')), output: Output.json() });
+  assert.equal(result.output, { any: [1, "two", null] });
+});
+
+test("aborting the call interrupts the chat: the structured request ends canceled in chatd", async () => {
+  const controller = new AbortController();
+  const prompt = JSON.stringify({ marker: "abort-me", script: [{ delay_ms: 60_000, text: "too late" }] });
+  const call = generateText({ model: chatd(), prompt, output: Output.object({ schema: Report }), abortSignal: controller.signal });
+  // Barrier: the worker is inside the held step of this chat.
+  const chatId = await waitFor("the chat to run", async () => {
+    const { rows } = await stack.live.t.db.pool.query<{ id: string }>(
+      `select c.id from chat_public.chats c join chat_private.chat_leases l on l.chat_id = c.id
+       where c.status = 'running' and exists (select 1 from chat_public.chat_messages m where m.chat_id = c.id and m.content::text like '%abort-me%')`);
+    return rows[0]?.id;
+  });
+  controller.abort();
+  try {
+    await call;
+    assert.unreachable("the call was aborted");
+  } catch (error) {
+    assert.is((error as Error).name, "AbortError", String(error));
+  }
+  const receipt = await waitFor("the receipt", async () => {
+    const { rows } = await stack.live.t.db.pool.query<{ status: string; code: string }>(
+      `select structured_output ->> 'status' as status, structured_output -> 'error' ->> 'code' as code
+       from chat_public.chat_messages where chat_id = $1 and kind = 'receipt'`, [chatId]);
+    return rows[0];
+  });
+  assert.equal(receipt, { status: "canceled", code: "interrupted" });
 });
 
 test.run();
