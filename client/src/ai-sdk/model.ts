@@ -8,6 +8,9 @@ import type {
 import type { ChatdClient } from "../client.ts";
 import { followTurn, startTurn, type Session, type TurnOutput, type Usage } from "./turn.ts";
 
+/** Paused tool calls remembered per provider (the fallback when a prompt does not carry providerMetadata back). */
+const MAX_SESSIONS = 1000;
+
 const IGNORED = ["maxOutputTokens", "temperature", "stopSequences", "topP", "topK", "presencePenalty", "frequencyPenalty", "seed"] as const;
 
 function warningsFor(options: LanguageModelV4CallOptions): SharedV4Warning[] {
@@ -44,8 +47,14 @@ export class ChatdLanguageModel implements LanguageModelV4 {
     this.sessions = sessions;
   }
 
+  /** Remembers a paused call's chat; the oldest entries go first, so calls the SDK never continues do not pile up. */
   private remember(output: TurnOutput): void {
-    if (output.type === "tool-call") this.sessions.set(output.toolCallId, output.session);
+    if (output.type !== "tool-call") return;
+    this.sessions.set(output.toolCallId, output.session);
+    for (const key of this.sessions.keys()) {
+      if (this.sessions.size <= MAX_SESSIONS) break;
+      this.sessions.delete(key);
+    }
   }
 
   /** Runs the turn; on abort, interrupts the chat (best effort) so the request ends in chatd too. */
