@@ -7,7 +7,8 @@ import type { FromSchema, JSONSchema } from "json-schema-to-ts";
 import { ChatdSchemaError } from "./errors.ts";
 
 export type JsonSchemaObject = Exclude<JSONSchema, boolean>;
-export type SchemaInput = StandardSchemaV1 | JsonSchemaObject;
+/** A JSON Schema literal types the result; any other object (a schema read from a file) gives `unknown`. */
+export type SchemaInput = StandardSchemaV1 | JsonSchemaObject | Record<string, unknown>;
 
 /** The type of a structured request's value for a given schema. */
 export type InferSchema<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S>

@@ -28,7 +28,8 @@ test("a JSON Schema request resolves with the receipt; numbers: exact keeps ever
   assert.is(result.value.id, 12345678901234567890123n);
   assert.ok(result.value.ratio instanceof LosslessNumber);
   assert.is(result.value.ratio.toString(), "0.33333333333333333333333333");
-  assert.is(result.value.label, "big");
+  const label: string = result.value.label; // typed from the `as const` JSON Schema
+  assert.is(label, "big");
   assert.is(result.error, null);
   const { rows } = await stack.live.t.db.pool.query<{ id: string }>(
     "select id::text from chat_public.structured_output_requests where id = $1 and status = 'succeeded'", [result.requestId]);

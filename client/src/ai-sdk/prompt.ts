@@ -52,13 +52,10 @@ export function dynamicTools(options: LanguageModelV4CallOptions, warnings: Shar
 
 /** The tool results after the prompt's last assistant message (what the SDK just ran), in order. */
 export function trailingToolResults(prompt: LanguageModelV4Prompt): ToolResultPart[] {
-  const results: ToolResultPart[] = [];
-  for (let i = prompt.length - 1; i >= 0; i--) {
-    const message = prompt[i]!;
-    if (message.role !== "tool") break;
-    for (const part of message.content) if (part.type === "tool-result") results.push(part);
-  }
-  return results.reverse();
+  let start = prompt.length;
+  while (start > 0 && prompt[start - 1]!.role === "tool") start -= 1;
+  return prompt.slice(start).flatMap((message) =>
+    message.role === "tool" ? message.content.filter((part): part is ToolResultPart => part.type === "tool-result") : []);
 }
 
 /** What chatd stores as the result of one client tool call. */
