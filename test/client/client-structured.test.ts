@@ -5,6 +5,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { ChatdAuthError, ChatdRequestError, ChatdSchemaError, LosslessNumber } from "@chatd/client";
+import { waitFor } from "../support/worker.ts";
 import { finalize, script, startClientStack, type ClientStack } from "./stack.ts";
 
 let stack: ClientStack;
@@ -68,6 +69,21 @@ test("a request whose model never submits resolves as failed with the receipt's 
   const { rows } = await stack.live.t.db.pool.query<{ error_code: string }>(
     "select error_code from chat_public.structured_output_requests where id = $1", [result.requestId]);
   assert.is(result.error!.code, rows[0]!.error_code);
+});
+
+test("an interrupted request resolves as canceled with the receipt's code", async () => {
+  const client = stack.client();
+  const pending = client.structured({ prompt: JSON.stringify({ marker: "cancel-me", script: [{ delay_ms: 60_000, text: "late" }] }), schema });
+  // Barrier: the worker holds this chat's step.
+  const chatId = await waitFor("the chat to run", async () => {
+    const { rows } = await stack.live.t.db.pool.query<{ id: string }>(
+      `select c.id from chat_public.chats c join chat_private.chat_leases l on l.chat_id = c.id
+       where c.status = 'running' and exists (select 1 from chat_public.chat_messages m where m.chat_id = c.id and m.content::text like '%cancel-me%')`);
+    return rows[0]?.id;
+  });
+  await client.chats.interrupt(chatId);
+  const result = await pending;
+  assert.equal([result.chatId, result.status, result.error?.code, result.value], [chatId, "canceled", "interrupted", null]);
 });
 
 test("a request sent to an existing chat waits for its own receipt, not an earlier one", async () => {
