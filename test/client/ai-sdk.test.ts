@@ -104,6 +104,25 @@ test("an SDK tool becomes a chatd dynamic tool: the chat pauses, the SDK runs it
   assert.equal(names, ["lookup"], "the caller sees its own tool only");
 });
 
+test("a paused chat continues from the messages alone: a new provider (no memory) submits the results to the same chat", async () => {
+  const lookup = tool({ inputSchema: z.object({ word: z.string() }), execute: async ({ word }) => ({ length: word.length }) });
+  const prompt = script({ tool_calls: [{ name: "lookup", args: { word: "exact" } }] }, finalize('{"files": 5, "summary": "resumed"}'));
+  const first = await generateText({ model: chatd(), prompt, tools: { lookup }, output: Output.object({ schema: Report }), stopWhen: stepCountIs(1) });
+  assert.is(first.finishReason, "tool-calls");
+  const chatId = (first.providerMetadata?.chatd as { chatId: string }).chatId;
+  const fresh = createChatd({ url: stack.live.t.api.graphqlUrl, token: stack.token });
+  try {
+    const second = await generateText({
+      model: fresh(), messages: [{ role: "user", content: prompt }, ...first.response.messages],
+      tools: { lookup }, output: Output.object({ schema: Report }),
+    });
+    assert.equal(second.output, { files: 5, summary: "resumed" });
+    assert.is((second.providerMetadata?.chatd as { chatId: string }).chatId, chatId, "the same chat, found from the tool call's metadata");
+  } finally {
+    await fresh.client.close();
+  }
+});
+
 test("Output.json (a json format without a schema) asks chatd for any JSON value", async () => {
   const result = await generateText({ model: chatd(), prompt: script(finalize('{"any": [1, "two", null]}')), output: Output.json() });
   assert.equal(result.output, { any: [1, "two", null] });
