@@ -3,7 +3,7 @@
 // rowId it yielded) and resubscribes from it after a dropped socket, a server restart or STREAM_INTERRUPTED, and
 // drops any message at or below the cursor, so no message is repeated or skipped across reconnects.
 import { CHAT_EVENTS } from "./documents.ts";
-import { ChatdAuthError, ChatdNetworkError, requestError, type GraphQLErrorEntry } from "./errors.ts";
+import { ChatdAuthError, ChatdError, ChatdNetworkError, requestError, type GraphQLErrorEntry } from "./errors.ts";
 import { toEvent } from "./normalize.ts";
 import type { GraphQLResult, Transport } from "./transport.ts";
 import type { ChatEvent } from "./types.ts";
@@ -59,6 +59,8 @@ const PERMANENT_CLOSE = new Set([4400, 4401, 4403]);
 /** Returns the error to throw, or null when the stream should reconnect. */
 function permanentError(error: unknown): Error | null {
   if (Array.isArray(error)) return streamErrors(error as GraphQLErrorEntry[]);
+  // The client's own errors (no WebSocket implementation, a token function that threw one) do not heal by retrying.
+  if (error instanceof ChatdError) return error;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === "number" && PERMANENT_CLOSE.has(code)) {
     const reason = String((error as { reason?: unknown }).reason ?? "refused");

@@ -4,7 +4,7 @@ import * as fc from "fast-check";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
-import { ChatdAuthError, ChatdRequestError, ChatdSchemaError, requestError } from "../../client/src/errors.ts";
+import { ChatdAuthError, ChatdNetworkError, ChatdRequestError, ChatdSchemaError, requestError } from "../../client/src/errors.ts";
 import { chatEvents } from "../../client/src/events.ts";
 import { LosslessNumber, parseExact } from "../../client/src/exact-json.ts";
 import { toJsonSchema } from "../../client/src/schema.ts";
@@ -126,6 +126,19 @@ test("events: STREAM_INTERRUPTED reconnects; another GraphQL error ends the iter
     assert.is((error as { code?: string }).code, "NETWORK");
   }
   assert.is(dropping.subscriptions.length, 2, "one attempt and one reconnect");
+});
+
+test("events: without a WebSocket implementation the iteration ends at once with ChatdNetworkError", async () => {
+  const { Transport } = await import("../../client/src/transport.ts");
+  const transport = new Transport({ url: "http://127.0.0.1:9/graphql" });
+  Object.defineProperty(transport, "webSocketImpl", { value: undefined });
+  try {
+    for await (const _event of chatEvents(transport, "c", { maxReconnects: 2 })) assert.unreachable("no events");
+    assert.unreachable("it ends");
+  } catch (error) {
+    assert.instance(error, ChatdNetworkError);
+    assert.match((error as Error).message, "no WebSocket implementation", "not retried");
+  }
 });
 
 test.run();
