@@ -11,6 +11,11 @@ const route = () => window.location.hash.replace(/^#\/?/, "");
 function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
   const [value, setValue] = useState("");
   const [error, setError] = useState<string | null>(null);
+  // Outside production the server offers its development token (it logs it too).
+  useEffect(() => {
+    void fetch("/console/config.json").then((r) => r.json() as Promise<{ developmentToken: string | null }>)
+      .then((config) => { if (config.developmentToken) setValue((current) => current || config.developmentToken!); }, () => {});
+  }, []);
   const submit = async () => {
     setToken(value.trim());
     try {

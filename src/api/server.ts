@@ -69,6 +69,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const graphql = serv.createHandler();
   const upgrade = await serv.getUpgradeHandler();
   const uiChat = createUiChatHandler(pgl);
+  let developmentTokenForConsole: string | null = null;
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url === "/metrics") {
@@ -83,7 +84,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
       return;
     }
     if (isConsoleRequest(req)) {
-      void serveConsole(req, res);
+      void serveConsole(req, res, developmentTokenForConsole);
       return;
     }
     const identity = identify(jwtSecret, req.headers.authorization);
@@ -121,6 +122,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   logger.info({ graphql: `${url}/graphql`, console: `${url}/`, graphiql: development ? `${url}/graphiql` : undefined }, "GraphQL API listening");
   if (development) {
     const token = await developmentToken(options.pool, jwtSecret);
+    developmentTokenForConsole = token;
     logger.info({ user: "dev", token }, "development token (Authorization: Bearer <token>); `chatd token --user NAME` mints others");
   }
 

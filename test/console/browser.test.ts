@@ -57,6 +57,10 @@ async function newChat(message: string, options: { schema?: string; workspace?: 
   await page.getByRole("button", { name: "Send" }).click();
 }
 
+async function waitForText(locator: ReturnType<Page["locator"]>, text: string): Promise<void> {
+  await locator.filter({ hasText: text }).waitFor();
+}
+
 const openChat = async (chatId: string) => {
   await page.goto(`${stack.t.api.url}/#/chat/${chatId}`);
   await transcript().waitFor();
@@ -141,6 +145,40 @@ test("(mock provider) a reload mid-turn shows every row once: none repeated, non
   await page.reload();
   await transcript().getByText("Second step done.").waitFor();
   assert.is((await transcript().textContent())!, text, "a reload after the turn shows the same transcript");
+});
+
+test("(scripted provider) the queue: messages sent while a turn runs wait in the queue; delete removes one, promote runs one now", async () => {
+  await newChat(script([{ text: "Busy for a while.", delay_ms: 60_000 }]));
+  await page.getByLabel("Chat status").getByText("running").waitFor();
+  const queue = page.getByLabel("Queue");
+  for (const text of ["first queued", "second queued"]) {
+    await page.getByRole("textbox", { name: "Message" }).fill(text);
+    await page.getByRole("button", { name: "Send" }).click();
+    await queue.getByText(text).waitFor();
+  }
+  await queue.getByRole("listitem").filter({ hasText: "first queued" }).getByRole("button", { name: "Delete" }).click();
+  await queue.getByText("first queued").waitFor({ state: "detached" });
+  // Promote runs a queued message next: the running turn is interrupted and the message starts its own turn.
+  await queue.getByRole("listitem").filter({ hasText: "second queued" }).getByRole("button", { name: "Promote" }).click();
+  await transcript().getByText("second queued").waitFor();
+  await page.getByLabel("Chat status").getByText("waiting").waitFor();
+  assert.is(await page.getByLabel("Queue").count(), 0, "the queue is empty");
+  assert.not.ok((await transcript().textContent())!.includes("first queued"));
+});
+
+test("(scripted provider) editing a user message starts the turn again from the edited text", async () => {
+  await newChat("original question");
+  await transcript().getByText("(scripted provider)").first().waitFor();
+  await page.getByLabel("Chat status").getByText("waiting").waitFor();
+  await transcript().getByRole("button", { name: "Edit" }).click();
+  await page.getByRole("textbox", { name: "Edit message" }).fill("edited question");
+  await page.getByRole("button", { name: "Save edit" }).click();
+  await transcript().getByText("edited question").waitFor();
+  await page.getByLabel("Chat status").getByText("waiting").waitFor();
+  await waitForText(transcript(), "(scripted provider)");
+  const text = (await transcript().textContent())!;
+  assert.not.ok(text.includes("original question"), text);
+  assert.is(text.split("(scripted provider)").length - 1, 1, "one answer: the discarded turn is gone");
 });
 
 test("(scripted provider) a failed receipt shows its code", async () => {

@@ -1,5 +1,7 @@
 // The web console's files (console/dist, built by `npm install` at the repository root) at `/`: the page at `/`
 // and its assets under `/console/`. Nothing is fetched from elsewhere, so the console works offline.
+// `/console/config.json` tells the sign-in form the development token (outside production only, where the
+// server logs that token anyway), so a local console opens prefilled.
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize } from "node:path";
@@ -15,6 +17,7 @@ const NOT_BUILT = "<!doctype html><title>chatd</title><p>The console is not buil
 /** The file a GET asks for, or null for paths the console does not serve. */
 function fileFor(url: string): string | null {
   const path = url.split("?")[0]!;
+  if (path === "/console/config.json") return path;
   if (path === "/" || path === "/index.html") return "index.html";
   if (!path.startsWith("/console/")) return null;
   const relative = normalize(path.slice("/console/".length));
@@ -25,8 +28,12 @@ export function isConsoleRequest(req: IncomingMessage): boolean {
   return (req.method === "GET" || req.method === "HEAD") && fileFor(req.url ?? "") !== null;
 }
 
-export async function serveConsole(req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function serveConsole(req: IncomingMessage, res: ServerResponse, developmentToken: string | null): Promise<void> {
   const file = fileFor(req.url ?? "")!;
+  if (file === "/console/config.json") {
+    res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify({ developmentToken }));
+    return;
+  }
   try {
     const body = await readFile(join(DIST, file));
     res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "cache-control": "no-cache",
