@@ -1,8 +1,7 @@
 // The console's files at `/` (built by `npm install`), its development-token hint, and what stays unserved.
-import { createServer } from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { serveConsole, isConsoleRequest } from "../../src/api/ui-chat/console-assets.ts";
+import { startApi } from "../../src/api/server.ts";
 import { startTestApi, type TestApi } from "../api/harness.ts";
 
 let t: TestApi;
@@ -31,16 +30,20 @@ test("paths outside console/dist are not served; in production there is no devel
   assert.is.not(ruru.status, 200);
 });
 
-test("outside production the sign-in form gets the development token", async () => {
-  const server = createServer((req, res) => {
-    if (isConsoleRequest(req)) void serveConsole(req, res, "dev-token-123");
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  const config = await (await fetch(`http://127.0.0.1:${port}/console/config.json`)).json() as { developmentToken: string | null };
-  assert.is(config.developmentToken, "dev-token-123");
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+test("outside production: Ruru at /graphiql, and the sign-in form gets the development token the server logs", async () => {
+  const dev = await startApi({ pool: t.db.pool, port: 0, host: "127.0.0.1", apiDatabaseUrl: t.apiDatabaseUrl, jwtSecret: t.secret,
+    development: true });
+  try {
+    const ruru = await fetch(`${dev.url}/graphiql`, { headers: { accept: "text/html" } });
+    assert.is(ruru.status, 200);
+    assert.match(await ruru.text(), /ruru/i);
+    const config = await (await fetch(`${dev.url}/console/config.json`)).json() as { developmentToken: string | null };
+    assert.type(config.developmentToken, "string");
+    const chats = await t.gql("{ allChats { totalCount } }", {}, config.developmentToken);
+    assert.not.ok(chats.errors, "the token is a valid token for the dev user");
+  } finally {
+    await dev.close();
+  }
 });
 
 test.run();
