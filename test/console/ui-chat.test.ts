@@ -149,7 +149,7 @@ test("(mock provider) a reload mid-turn: a fresh Chat resumes the running turn a
   assert.is(idle.status, 204, "no turn runs: nothing to resume");
 });
 
-test("(mock provider) stop interrupts the running structured turn and the stream ends with a canceled receipt", async () => {
+test("(mock provider) a step streams live, stop interrupts the running structured turn and the stream ends with a canceled receipt", async () => {
   const release = barrier();
   const reached = barrier();
   stack.barriers.push(release);
@@ -158,6 +158,8 @@ test("(mock provider) stop interrupts the running structured turn and the stream
   const sent = chat.sendMessage({ text: "take your time" });
   await reached.promise;
   await waitFor("the chat id", async () => assistant(chat)?.metadata != null);
+  // The held step's first delta is on screen before anything was committed: parts stream live.
+  await waitFor("the live preview", async () => textOf(assistant(chat)).includes("Thinking"));
   const chatId = chatIdOf(assistant(chat));
   const stop = await fetch(`${url}/api/chat/${chatId}/stop`, { method: "POST", headers: { Authorization: `Bearer ${token}` } });
   assert.is(stop.status, 200);
