@@ -95,7 +95,7 @@ test("(scripted provider) a structured turn: SSE with the v1 header, a workspace
 });
 
 test("(scripted provider) a client tool call: onToolCall → addToolOutput → submitToolResults, and the turn goes on without a repeated part", async () => {
-  const { chat } = makeChat("client-tool-1", {
+  const { chat, data } = makeChat("client-tool-1", {
     body: { dynamicTools: [{ name: "ask_user", description: "ask the user", input_schema: { type: "object" } }] },
     onToolCall: (self, call) => {
       if (call.toolName === "ask_user") void self.addToolOutput({ tool: "ask_user", toolCallId: call.toolCallId, output: { answer: "yes" } } as never);
@@ -108,6 +108,9 @@ test("(scripted provider) a client tool call: onToolCall → addToolOutput → s
   await settled(chat, "the client-tool turn", () => textOf(assistant(chat)).includes("You said yes."));
   const message = assistant(chat)!;
   assert.is(textOf(message), "Asking.|You said yes.");
+  const waiting = data.find((part) => part.type === "data-chat" && (part.data as { status: string }).status === "requires_action");
+  assert.equal((waiting?.data as { pendingToolCalls: { tool_name: string }[] }).pendingToolCalls.map((c) => c.tool_name), ["ask_user"],
+    "the stream said what the chat waits on");
   const [call] = partsOf(message, "dynamic-tool") as { toolName: string; state: string; output: unknown }[];
   assert.is(call!.state, "output-available");
   assert.equal(call!.output, { answer: "yes" });
