@@ -73,6 +73,7 @@ function stream(res: ServerResponse, write: (writer: Writer) => Promise<void>): 
       return "the chat stream was interrupted; resume it";
     },
   });
+  // A failed write means the client went away; the turn goes on and a resume picks it up.
   void pipeUIMessageStreamToResponse({ response: res, stream: uiStream, keepAliveMs: KEEP_ALIVE_MS }).catch(() => {});
 }
 
@@ -93,7 +94,12 @@ function streamAction(res: ServerResponse, executor: Executor, action: Action, s
 async function route(req: IncomingMessage, res: ServerResponse, executor: Executor, signal: AbortSignal): Promise<void> {
   const match = ROUTE.exec(req.url ?? "")!;
   const [, rawId, action] = match;
-  const id = rawId === undefined ? undefined : decodeURIComponent(rawId);
+  let id: string | undefined;
+  try {
+    id = rawId === undefined ? undefined : decodeURIComponent(rawId);
+  } catch {
+    throw new BadRequest("the chat id in the path is not valid");
+  }
   const method = req.method ?? "GET";
   if (req.url?.startsWith("/api/response-format/check") && method === "POST") {
     const body = await readJson(req) as { responseFormat?: unknown };
