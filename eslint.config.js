@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".chatd/**", "coverage/**", "client/dist/**"] },
+  { ignores: ["node_modules/**", ".chatd/**", "coverage/**", "client/dist/**", "console/dist/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

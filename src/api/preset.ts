@@ -20,7 +20,7 @@ export interface PresetOptions {
   /** A pool connected as the API login role (chatd_api). */
   pool: pg.Pool;
   jwtSecret: string;
-  /** Ruru (GraphiQL) at `/`: development only. */
+  /** Ruru (GraphiQL) at `/graphiql`: development only. */
   graphiql: boolean;
   /** Absent when only the schema is built (scripts/export-schema.ts). */
   listener?: ChatListener;
@@ -71,6 +71,8 @@ export function makePreset(options: PresetOptions): GraphileConfig.Preset {
     grafserv: {
       websockets: true,
       graphiql: options.graphiql,
+      // `/` is the web console (src/api/ui-chat/console-assets.ts).
+      graphiqlPath: "/graphiql",
       graphiqlOnGraphQLGET: options.graphiql,
       maxRequestLength: MAX_REQUEST_BYTES,
       maskError,

@@ -1,5 +1,6 @@
 // The HTTP entry point: PostGraphile v5 on grafserv over node:http, with websockets (graphql-ws) for
-// subscriptions, `/health`, and Ruru (GraphiQL) at `/` in development only (NODE_ENV !== "production").
+// subscriptions, `/health`, the web console at `/` and its useChat endpoint under `/api/` (src/api/ui-chat/), and
+// Ruru (GraphiQL) at `/graphiql` in development only (NODE_ENV !== "production").
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type pg from "pg";
@@ -11,6 +12,8 @@ import { resolveApiConnection } from "./api-role.ts";
 import { identify, resolveJwtSecret, signToken } from "./auth.ts";
 import { ChatListener } from "./listener.ts";
 import { makePreset } from "./preset.ts";
+import { isConsoleRequest, serveConsole } from "./ui-chat/console-assets.ts";
+import { createUiChatHandler } from "./ui-chat/handler.ts";
 import { bindMetricsDatabase, metricsHandler } from "../metrics.ts";
 
 export interface ApiServer {
@@ -65,6 +68,8 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   // createHandler (rather than addTo) lets /health and the token check run first.
   const graphql = serv.createHandler();
   const upgrade = await serv.getUpgradeHandler();
+  const uiChat = createUiChatHandler(pgl);
+  let developmentTokenForConsole: string | null = null;
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url === "/metrics") {
@@ -78,10 +83,18 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
       );
       return;
     }
+    if (isConsoleRequest(req)) {
+      void serveConsole(req, res, developmentTokenForConsole);
+      return;
+    }
     const identity = identify(jwtSecret, req.headers.authorization);
     if (identity.kind === "invalid") {
       // A bad token is refused, not downgraded to anonymous, so that clients notice.
       json(res, 401, { errors: [{ message: identity.reason, extensions: { code: "UNAUTHENTICATED" } }] });
+      return;
+    }
+    if (uiChat.matches(req)) {
+      uiChat.handle(req, res, identity);
       return;
     }
     graphql(req, res, () => json(res, 404, { errors: [{ message: "not found; GraphQL is served at /graphql" }] }));
@@ -106,9 +119,10 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host}:${port}`;
-  logger.info({ graphql: `${url}/graphql`, graphiql: development ? `${url}/` : undefined }, "GraphQL API listening");
+  logger.info({ graphql: `${url}/graphql`, console: `${url}/`, graphiql: development ? `${url}/graphiql` : undefined }, "GraphQL API listening");
   if (development) {
     const token = await developmentToken(options.pool, jwtSecret);
+    developmentTokenForConsole = token;
     logger.info({ user: "dev", token }, "development token (Authorization: Bearer <token>); `chatd token --user NAME` mints others");
   }
 
