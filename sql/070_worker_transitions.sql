@@ -326,22 +326,28 @@ $$ language plpgsql volatile security definer set search_path to pg_catalog, pub
 -- re-enqueued without counting when their job is gone, or held longer than a lease by a worker that never took
 -- the lease (it died between picking the job and acquiring); a job that is waiting, or was just picked, is left
 -- alone, so a backlog of new chats is not re-enqueued over and over. Returns the chats touched.
+--
+-- An outage is not a crash: within a lease length of the server's start no expired lease is taken (a lease that
+-- ran out while the server was down belongs to a runner that could not renew it, and which renews it or takes the
+-- chat again as soon as it reconnects: worker/chat-run.ts), so a restart counts no recovery. A runner that died
+-- meanwhile is recovered a lease length after the start, and counted then.
 create or replace function chat_private.sweep_expired_leases() returns integer as $$
 declare
   v_chat record;
   v_count integer := 0;
   v_recoveries integer;
+  v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and (l.expires_at <= now()
+      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker._private_jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
-                        or j.locked_at > now() - make_interval(secs => chat_private.setting_int('lease_seconds'))))))
+                        or j.locked_at > now() - v_lease))))
     for update of c skip locked
   loop
     v_count := v_count + 1;

@@ -5,6 +5,7 @@
 // chats (lock order: chat, then batch). Both are idempotent, so a job re-enqueued after a crash is harmless.
 import type { Task } from "graphile-worker";
 import type pg from "pg";
+import { isConnectionError } from "../src/db/pool.ts";
 import type { Logger } from "../src/log.ts";
 import { observeValidation } from "../src/metrics.ts";
 import { validateResponseFormat } from "../src/structured/index.ts";
@@ -70,6 +71,7 @@ export async function sweepBatches(pool: pg.Pool, log: Logger): Promise<void> {
     const { rows } = await pool.query<{ n: number }>("select chat_private.sweep_batches() as n");
     if ((rows[0]?.n ?? 0) > 0) log.info({ batches: rows[0]?.n }, "batch sweep re-enqueued or dispatched batches");
   } catch (error) {
-    log.error({ err: error }, "batch sweep failed");
+    // A lost database is logged once per outage by the pool (src/db/pool.ts).
+    if (!isConnectionError(error)) log.error({ err: error }, "batch sweep failed");
   }
 }

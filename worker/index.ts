@@ -1,10 +1,17 @@
 // The worker process: Graphile Worker tasks (jobs only wake work; durable state lives in the chat tables) plus the
 // lease sweep that recovers chats from crashed workers without waiting for Graphile Worker's 4-hour lock timeout.
+//
+// PostgreSQL going away never ends or idles the process (docs/workers.md): start-up waits for the database (bounded),
+// every statement waits for a connection through an outage (src/db/pool.ts), a run cut off by its connection resumes
+// (chat-run.ts), and Graphile Worker's job completions are retried on a new connection (worker/pools.ts). The job
+// runner is supervised: should it stop for any reason but stop(), the process exits with RUNNER_LOST_EXIT_CODE at
+// once (onRunnerLost), so that a supervisor starts a new one, instead of living on without running jobs.
 import { hostname } from "node:os";
+import type pg from "pg";
 import { randomUUID } from "node:crypto";
 import { Logger as WorkerLogger, run, type Runner, type TaskList } from "graphile-worker";
 import { projectRoot } from "../src/db/database.ts";
-import { createPool } from "../src/db/pool.ts";
+import { DatabaseHealth, isConnectionError } from "../src/db/pool.ts";
 import type { Logger } from "../src/log.ts";
 import { closeParkedMcpConnections } from "../src/mcp/run-tools.ts";
 import { configureProvidersFromEnv } from "../src/providers/configure.ts";
@@ -16,7 +23,12 @@ import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
 import type { RuntimeDeps, RuntimeStats, StopReason } from "./loop/run.ts";
+import { createWorkerPools, poolSizeFromEnv } from "./pools.ts";
 import { makeDeadlineTask } from "./requires-action-deadline.ts";
+
+/** The exit status of a worker process whose job runner stopped on its own (EX_SOFTWARE). */
+export const RUNNER_LOST_EXIT_CODE = 70;
+export const DEFAULT_STARTUP_WAIT_SECONDS = 60;
 
 export interface WorkerOptions {
   databaseUrl: string;
@@ -40,6 +52,34 @@ export interface WorkerOptions {
   tools?: ToolDeployment;
   /** Serve Prometheus /metrics on this port (0: any free port); unset: no metrics server. */
   metricsPort?: number;
+  /** Database connections of the process in all (worker/pools.ts); default: CHATD_WORKER_POOL_SIZE, else 32. */
+  poolSize?: number;
+  /** How long start-up waits for the database (default: CHATD_DB_WAIT_SECONDS, else 60). */
+  startupWaitSeconds?: number;
+  /** Called when the job runner stopped without stop() (default: exit with RUNNER_LOST_EXIT_CODE). */
+  onRunnerLost?: (error: unknown) => void;
+}
+
+function startupWaitFromEnv(): number {
+  const raw = process.env.CHATD_DB_WAIT_SECONDS;
+  if (raw == null || raw === "") return DEFAULT_STARTUP_WAIT_SECONDS;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds < 0) throw new RangeError(`CHATD_DB_WAIT_SECONDS: a number of seconds >= 0 is required (got ${raw})`);
+  return seconds;
+}
+
+/** Waits for the database at start-up, at most `seconds`; one line when it has to wait, a clear error when it gives up. */
+async function waitForDatabase(pool: pg.Pool, health: DatabaseHealth, seconds: number, log: Logger): Promise<void> {
+  health.waitUntil(Date.now() + seconds * 1000);
+  try {
+    await pool.query("select 1");
+  } catch (error) {
+    if (!isConnectionError(error)) throw error;
+    throw new Error(`the database was not reachable within ${seconds} s (CHATD_DB_WAIT_SECONDS)`, { cause: error });
+  } finally {
+    health.waitUntil(Infinity);
+  }
+  if (health.outages > 0) log.info("database reachable: starting");
 }
 
 export interface RunningWorker {
@@ -56,8 +96,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const concurrency = options.concurrency ?? 4;
   const log = options.logger.child({ worker_id: workerId });
-  // Task queries + deltas + heartbeats share the pool; Graphile Worker takes a few of its own.
-  const pool = createPool({ connectionString: options.databaseUrl, max: concurrency * 3 + 4 }, log, "worker");
+  const health = new DatabaseHealth(log);
+  const pools = createWorkerPools(options.databaseUrl, options.poolSize ?? poolSizeFromEnv(), log, health);
+  const { pool } = pools;
+  await waitForDatabase(pool, health, options.startupWaitSeconds ?? startupWaitFromEnv(), log).catch(async (error: unknown) => {
+    await pools.end();
+    throw error;
+  });
   const workspacesRoot = options.workspacesRoot ?? defaultWorkspacesRoot(projectRoot);
   // Read before anything starts, so a bad value stops the worker instead of changing which tools exist.
   const toolDeployment = options.tools ?? toolDeploymentFromEnv();
@@ -72,19 +117,22 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       : "model configs from the environment");
     await ensureDemoWorkspace(workspacesRoot);
   }
-  const listener = new ChatListener(options.databaseUrl, log);
+  const listener = new ChatListener(pools.listenUrl, log, health);
   const runs = new Set<(reason: StopReason) => void>();
   let stopping = false;
-  const stats: RuntimeStats = { acquired: 0, reacquiredInJob: 0, turnsFinished: 0 };
+  const stats: RuntimeStats = { acquired: 0, reacquiredInJob: 0, resumedAfterOutage: 0, turnsFinished: 0 };
   const faults = typeof options.faults === "object" ? options.faults : parseFaults(options.faults ?? process.env.CHATD_FAULTS);
   const deps: RuntimeDeps = {
-    pool, workerId, log, workspacesRoot, faults, listener, runs, stats, stopping: () => stopping,
+    pool, health, workerId, log, workspacesRoot, faults, listener, runs, stats, stopping: () => stopping,
     ...(options.modelRuntime != null ? { modelRuntime: options.modelRuntime } : {}),
     ...(options.toolTimeoutMs != null ? { toolTimeoutMs: options.toolTimeoutMs } : {}),
     toolDeployment,
   };
   const workerLogger = new WorkerLogger((scope) => (level, message, meta) => {
-    const method = level === "error" ? "error" : level === "warning" ? "warn" : level === "debug" ? "debug" : "info";
+    const serious = level === "error" || level === "warning";
+    // During an outage Graphile Worker reports each failed fetch and LISTEN; the outage's own line stands for them.
+    const method = serious && health.down ? "debug" : level === "error" ? "error" : level === "warning" ? "warn"
+      : level === "debug" ? "debug" : "info";
     // Graphile Worker logs lines per job (debug, info): build the child logger only for a line that is written.
     if (!log.isLevelEnabled(method)) return;
     const child = log.child({ component: "graphile-worker", job_id: scope.jobId, task: scope.taskIdentifier });
@@ -97,30 +145,50 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     batch_cancel: makeBatchCancelTask({ pool, log }),
   };
   const runner: Runner = await run({
-    pgPool: pool,
+    pgPool: pools.queuePool,
     concurrency,
     // Jobs only wake a chat (everything durable is in the chat tables), so Graphile Worker's batching costs nothing in
     // safety: a job held in this process's local queue or awaiting a batched completion when the process dies is
     // recovered by the lease sweep (it re-enqueues a runnable chat whose job has been locked for a lease length).
-    // It saves a fetch and a completion statement per job under load.
-    preset: { worker: { localQueue: { size: concurrency + 1 }, completeJobBatchDelay: 0 } },
+    // It saves a fetch and a completion statement per job under load. Failures are batched too: a batch that fails
+    // shuts the runner down (which the supervision below turns into an exit), where an unbatched one would be an
+    // unhandled rejection. Batches are not retried by Graphile Worker (graphile/worker#636); the queue pool retries
+    // their statement on a new connection after a connection error instead (worker/pools.ts).
+    preset: { worker: { localQueue: { size: concurrency + 1 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 1000,
     logger: workerLogger,
     parsedCronItems: [],
     taskList,
   });
+  pools.startRetrying();
+  const onRunnerLost = options.onRunnerLost ?? (() => process.exit(RUNNER_LOST_EXIT_CODE));
+  const lost = (error: unknown) => {
+    if (stopping) return;
+    log.fatal({ err: error, exit_code: RUNNER_LOST_EXIT_CODE },
+      "the job runner stopped on its own: exiting so that a supervisor starts a new worker");
+    onRunnerLost(error);
+  };
+  void runner.promise.then(() => lost(new Error("the job runner finished")), lost);
+  let sweeping = false;
   const sweep = async () => {
+    // During an outage a sweep waits for the database: one at a time, not one per interval.
+    if (sweeping) return;
+    sweeping = true;
     try {
       const { rows } = await pool.query<{ n: number }>("select chat_private.sweep_expired_leases() as n");
       if ((rows[0]?.n ?? 0) > 0) log.info({ chats: rows[0]?.n }, "lease sweep re-enqueued chats");
     } catch (error) {
-      log.error({ err: error }, "lease sweep failed");
+      if (!isConnectionError(error)) log.error({ err: error }, "lease sweep failed");
     }
-    await sweepBatches(pool, log);
+    try {
+      await sweepBatches(pool, log);
+    } finally {
+      sweeping = false;
+    }
   };
   await sweep();
-  const timer = setInterval(sweep, options.sweepIntervalMs ?? 10_000);
+  const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? 10_000);
   bindMetricsDatabase(pool);
   const metrics = options.metricsPort != null ? await startMetricsServer(options.metricsPort) : undefined;
   log.info({ metrics: metrics?.url }, "worker started");
@@ -132,6 +200,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     async stop() {
       if (stopping) return;
       stopping = true;
+      // Statements stop waiting for the database: a stop during an outage ends instead of waiting for it.
+      health.stopWaiting();
       clearInterval(timer);
       await metrics?.close();
       // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
@@ -141,7 +211,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await sweep();
       await closeParkedMcpConnections();
       await listener.close();
-      await pool.end();
+      await pools.end();
       log.info("worker stopped");
     },
   };

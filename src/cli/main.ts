@@ -90,10 +90,12 @@ program
   .description("run the worker alone")
   .option("-c, --concurrency <n>", "chats run at once", (value) => Number(value), 4)
   .option("--metrics-port <port>", "serve Prometheus /metrics on this port", portOption, Number(process.env.CHATD_METRICS_PORT ?? 9464))
-  .action(async (options: { concurrency: number; metricsPort: number }) => {
+  .option("--pool-size <n>", "database connections of the worker in all (default: CHATD_WORKER_POOL_SIZE, else 32)", Number)
+  .action(async (options: { concurrency: number; metricsPort: number; poolSize?: number }) => {
     const db = await openDatabase();
     const { startWorker } = await import("../../worker/index.ts");
-    const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort });
+    const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort,
+      ...(options.poolSize != null ? { poolSize: options.poolSize } : {}) });
     untilSignal([db.stop, worker.stop]);
   });
 

@@ -3,12 +3,170 @@
 // 'error' event without a listener ends the process. A database restart, a terminated backend or the embedded
 // server stopping first at shutdown must cost the connection, not the service: the pool opens a new one for the
 // next query, and a checked-out client's next query fails.
+//
+// With a DatabaseHealth (the worker's pools), the pool also waits for the database: a connection that cannot be
+// opened (server down, starting up, "too many clients") is tried again with backoff until it opens or the pool is
+// told to stop waiting, so a query issued during an outage runs when the database is back instead of failing. The
+// health object writes one line when an outage starts and one when it ends, not one per query.
 import pg from "pg";
 import type { Logger } from "../log.ts";
 
-export function createPool(options: { connectionString: string; max: number }, log: Logger, purpose: string): pg.Pool {
-  const pool = new pg.Pool(options);
-  pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error, pool: purpose }, "database connection failed")));
+/** Network errors and the SQLSTATEs of a server that is gone, going or full: the database, not the statement. */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN",
+  // admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections, connection_exception class 08.
+  "57P01", "57P02", "57P03", "53300", "08000", "08001", "08003", "08004", "08006",
+]);
+/** pg's own errors for a connection that ended, which carry no code. */
+const CONNECTION_MESSAGES = /Connection terminated|Connection ended unexpectedly|not queryable|timeout exceeded when trying to connect/;
+
+/** True when `error` says the database connection failed, not that a statement was refused. */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string") return CONNECTION_CODES.has(code);
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === "string" && CONNECTION_MESSAGES.test(message);
+}
+
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 2000;
+
+/** Delay before attempt `n` (from 1): doubling from 100 ms to 2 s, with jitter so workers do not retry in step. */
+export function backoffDelayMs(n: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** Math.min(n - 1, 10)) * (0.75 + Math.random() / 2);
+}
+
+/** Whether the database is reachable, as the process last saw it; one log line per outage and one at its end. */
+export class DatabaseHealth {
+  private readonly log: Logger;
+  private downSince: number | undefined;
+  private waiting = true;
+  /** Until when a wait may last (Date.now() ms); Infinity once the process has started (start-up bounds it). */
+  private deadline = Infinity;
+  /** Outages seen (tests and metrics read it). */
+  outages = 0;
+
+  constructor(log: Logger) {
+    this.log = log;
+  }
+
+  get down(): boolean {
+    return this.downSince != null;
+  }
+
+  /** False once the process stops: waits end and the connection error is thrown to the caller. */
+  get waits(): boolean {
+    return this.waiting;
+  }
+
+  stopWaiting(): void {
+    this.waiting = false;
+  }
+
+  /** Bounds every wait until `deadline` (Date.now() ms; Infinity: unbounded). */
+  waitUntil(deadline: number): void {
+    this.deadline = deadline;
+  }
+
+  failed(error: unknown): void {
+    if (this.downSince != null) return;
+    this.downSince = Date.now();
+    this.outages += 1;
+    const code = (error as { code?: unknown } | null)?.code;
+    this.log.warn({ code, error: (error as { message?: unknown } | null)?.message },
+      "database unreachable: waiting for it (queries retry with backoff; running chats keep their leases)");
+  }
+
+  ok(): void {
+    if (this.downSince == null) return;
+    this.log.info({ down_ms: Date.now() - this.downSince }, "database reachable again");
+    this.downSince = undefined;
+  }
+
+  /** Runs `attempt` until it succeeds or fails with something other than a connection error; waits with backoff. */
+  async retry<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n += 1) {
+      try {
+        const value = await attempt();
+        this.ok();
+        return value;
+      } catch (error) {
+        if (!isConnectionError(error) || !this.waiting || Date.now() >= this.deadline) throw error;
+        this.failed(error);
+        await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(n)));
+      }
+    }
+  }
+}
+
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+
+/** A pool whose connect() waits for the database (see the top of the file). With `retryStatements`, a statement of a
+ * client checked out by connect() that fails on its connection is sent again on a new connection: only for callers
+ * whose every checkout runs one autocommit statement (Graphile Worker's job fetches and completions). */
+class WaitingPool extends pg.Pool {
+  private readonly health: DatabaseHealth;
+  private readonly retryStatements: () => boolean;
+  private readonly patched = new WeakSet<pg.PoolClient>();
+
+  constructor(options: pg.PoolConfig, health: DatabaseHealth, retryStatements: () => boolean) {
+    super(options);
+    this.health = health;
+    this.retryStatements = retryStatements;
+  }
+
+  private open(): Promise<pg.PoolClient> {
+    return this.health.retry(() => {
+      if (this.ending) return Promise.reject(new Error("Cannot use a pool after calling end on the pool"));
+      return super.connect();
+    });
+  }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: ConnectCallback): void;
+  override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
+    const opened = this.open();
+    if (callback == null) return opened.then((client) => this.withStatementRetry(client));
+    opened.then((client) => callback(undefined, client, (release) => client.release(release as Error | undefined)),
+      (error: Error) => callback(error, undefined, () => undefined));
+  }
+
+  private withStatementRetry(client: pg.PoolClient): pg.PoolClient {
+    if (!this.retryStatements() || this.patched.has(client)) return client;
+    this.patched.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    (client as { query: unknown }).query = (...args: unknown[]): Promise<unknown> =>
+      query(...args).catch(async (error: unknown) => {
+        if (!isConnectionError(error) || !this.health.waits) throw error;
+        this.health.failed(error);
+        return this.health.retry(async () => {
+          const fresh = await this.open();
+          try {
+            return await (fresh.query as (...a: unknown[]) => Promise<unknown>)(...args);
+          } finally {
+            fresh.release();
+          }
+        });
+      });
+    return client;
+  }
+}
+
+export interface Resilience {
+  health: DatabaseHealth;
+  /** See WaitingPool; read per checkout, so it can be turned on after start-up (default off). */
+  retryStatements?: () => boolean;
+}
+
+export function createPool(options: { connectionString: string; max: number }, log: Logger, purpose: string,
+  resilience?: Resilience): pg.Pool {
+  const pool = resilience == null ? new pg.Pool(options)
+    : new WaitingPool(options, resilience.health, resilience.retryStatements ?? (() => false));
+  pool.on("connect", (client) => client.on("error", (error) => {
+    // During an outage every pooled connection fails at once; the health line above stands for all of them.
+    if (resilience != null && isConnectionError(error)) resilience.health.failed(error);
+    else log.warn({ err: error, pool: purpose }, "database connection failed");
+  }));
   // The client's own listener above has logged it already.
   pool.on("error", (error) => log.debug({ err: error, pool: purpose }, "idle connection removed from the pool"));
   return pool;

@@ -32,6 +32,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   // An idle connection can be ended from the server (a test terminating backends, the database dropped at the
   // end); without a listener, pg would crash the whole test process instead of failing one query.
   pool.on("error", () => {});
+  return onPool(url, pool, async () => {
+    await pool.end();
+    const dropper = new pg.Client({ connectionString: adminUrl() });
+    await dropper.connect();
+    await dropper.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+    await dropper.end();
+  });
+}
+
+/** A TestDatabase on an existing superuser pool (the fault suite's private cluster: test/faults/support). */
+export function onPool(url: string, pool: pg.Pool, drop: () => Promise<void>): TestDatabase {
   return {
     url,
     pool,
@@ -50,13 +61,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
         client.release();
       }
     },
-    async drop() {
-      await pool.end();
-      const dropper = new pg.Client({ connectionString: adminUrl() });
-      await dropper.connect();
-      await dropper.query(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
-      await dropper.end();
-    },
+    drop,
   };
 }
 

@@ -1,5 +1,6 @@
 // A worker process for kill tests: starts the real worker on DATABASE_URL with short test intervals, and stops
-// gracefully on SIGTERM. Fault points come from CHATD_FAULTS (worker/faults.ts).
+// gracefully on SIGTERM. Fault points come from CHATD_FAULTS (worker/faults.ts); CHATD_TEST_CONCURRENCY sets the
+// concurrency (default 2); the pool size and the start-up wait come from the worker's own environment variables.
 import { pino } from "pino";
 import { startWorker } from "../../worker/index.ts";
 
@@ -11,7 +12,7 @@ const worker = await startWorker({
   setup: false,
   sweepIntervalMs: Number(process.env.CHATD_SWEEP_INTERVAL_MS ?? 200),
   pollIntervalMs: 200,
-  concurrency: 2,
+  concurrency: Number(process.env.CHATD_TEST_CONCURRENCY ?? 2),
   ...(process.env.CHATD_WORKSPACES_ROOT != null ? { workspacesRoot: process.env.CHATD_WORKSPACES_ROOT } : {}),
 });
 process.on("SIGTERM", () => {

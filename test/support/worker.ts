@@ -8,6 +8,7 @@ import { pino } from "pino";
 import type { TestDatabase } from "./db.ts";
 import { asUser, text, type InputResult } from "./chats.ts";
 import { startWorker, type RunningWorker, type WorkerOptions } from "../../worker/index.ts";
+import { DatabaseHealth } from "../../src/db/pool.ts";
 import { ChatListener } from "../../worker/loop/listener.ts";
 import type { RuntimeDeps } from "../../worker/loop/run.ts";
 
@@ -135,10 +136,11 @@ export function spawnWorkerProcess(db: TestDatabase, workspacesRoot: string, env
 
 /** Runtime dependencies for calling the chat_run task body directly (two runners racing in one process). */
 export function makeDeps(db: TestDatabase, workspacesRoot: string, workerId: string): RuntimeDeps & { close(): Promise<void> } {
-  const listener = new ChatListener(db.url, testLogger);
+  const health = new DatabaseHealth(testLogger);
+  const listener = new ChatListener(db.url, testLogger, health);
   return {
-    pool: db.pool, workerId, log: testLogger, workspacesRoot, faults: {}, listener, runs: new Set(), stopping: () => false,
-    stats: { acquired: 0, reacquiredInJob: 0, turnsFinished: 0 },
+    pool: db.pool, health, workerId, log: testLogger, workspacesRoot, faults: {}, listener, runs: new Set(), stopping: () => false,
+    stats: { acquired: 0, reacquiredInJob: 0, resumedAfterOutage: 0, turnsFinished: 0 },
     close: () => listener.close(),
   };
 }

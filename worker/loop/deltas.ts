@@ -6,6 +6,7 @@ import type pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import type { StepEvent } from "../../src/providers/index.ts";
 import { partsChannel } from "../../src/channels.ts";
+import { isConnectionError } from "../../src/db/pool.ts";
 import { PUBLISH_DELTAS, type Fence } from "./transitions.ts";
 
 export const FLUSH_MS = 50;
@@ -126,7 +127,9 @@ export class DeltaPublisher {
       // Chained, so payloads reach PostgreSQL in sequence order.
       this.inFlight = this.inFlight.then(() =>
         this.pool.query(query).then(() => undefined, (error: unknown) => {
-          this.log.warn({ err: error }, "publishing part deltas failed");
+          // A lost database is logged once per outage by the pool (src/db/pool.ts), not once per flush.
+          if (isConnectionError(error)) this.log.debug({ err: error }, "publishing part deltas failed");
+          else this.log.warn({ err: error }, "publishing part deltas failed");
         }));
     }
     return this.inFlight;

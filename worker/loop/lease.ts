@@ -34,6 +34,14 @@ export async function acquireLease(pool: pg.Pool, chatId: string, workerId: stri
   }
 }
 
+/** Takes the lease again after this job's run was cut off by the database connection: its own lease (runner
+ * `runnerId`) is released and a new one taken, so the run goes on without waiting for the lease to expire. Null
+ * when another runner took the chat meanwhile or nothing is left to run. */
+export async function reacquireLease(pool: pg.Pool, chatId: string, runnerId: string, workerId: string): Promise<AcquiredLease | null> {
+  await pool.query("select chat_private.release_lease($1, $2)", [chatId, runnerId]);
+  return acquireLease(pool, chatId, workerId);
+}
+
 type Handler = (notification: ChatNotification) => void;
 /** How a run listens to its chat: registers the handler, returns the function that removes it. */
 export type Subscribe = (handler: Handler) => Promise<() => Promise<void>>;

@@ -2,8 +2,8 @@
 // `chatd:worker`, the channel the transitions send what a running step must hear at once (an interrupt, an edit
 // under it: sql/010 notify_chat), listened to once per connection, so taking a chat costs no LISTEN. Waits that need
 // every change of a chat (a parent waiting on its subagent) `subscribe` to `chatd:chat:<id>`. A lost connection is
-// re-opened; the lease heartbeat also reads the status, so a missed notification delays an interrupt by at most one
-// heartbeat.
+// re-opened, waiting for the database when it is away; the lease heartbeat also reads the status, so a missed
+// notification delays an interrupt by at most one heartbeat.
 //
 // A channel nobody listens to any more is dropped lazily: its UNLISTEN travels with the next LISTEN (one round
 // trip per run instead of two), or after UNLISTEN_DELAY_MS when no LISTEN comes. Until then its notifications
@@ -11,6 +11,7 @@
 import pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import { chatChannel, WORKER_CHANNEL } from "../../src/channels.ts";
+import { DatabaseHealth, isConnectionError } from "../../src/db/pool.ts";
 
 export interface ChatNotification {
   chat_id?: string;
@@ -29,6 +30,7 @@ export { chatChannel, WORKER_CHANNEL } from "../../src/channels.ts";
 export class ChatListener {
   private readonly databaseUrl: string;
   private readonly log: Logger;
+  private readonly health: DatabaseHealth;
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
   private readonly handlers = new Map<string, Set<Handler>>();
@@ -47,41 +49,54 @@ export class ChatListener {
     return next;
   }
 
-  constructor(databaseUrl: string, log: Logger) {
+  constructor(databaseUrl: string, log: Logger, health: DatabaseHealth = new DatabaseHealth(log)) {
     this.databaseUrl = databaseUrl;
     this.log = log;
+    this.health = health;
   }
 
   private async connect(): Promise<pg.Client> {
     if (this.client != null) return this.client;
-    this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.databaseUrl });
-      client.on("notification", (message) => this.dispatch(message.channel, message.payload));
-      client.on("error", (error) => {
-        this.log.warn({ err: error }, "listen connection failed; reconnecting");
-        if (this.client === client) {
-          this.client = undefined;
-          this.unlistening.clear();
-        }
-        client.end().catch(() => undefined);
-        if (!this.closed) void this.relisten();
-      });
-      await client.connect();
-      await client.query(`listen ${pg.escapeIdentifier(WORKER_CHANNEL)}`);
-      for (const channel of this.handlers.keys()) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
-      this.client = client;
-      return client;
-    })().finally(() => {
+    // While the database is away this waits for it (DatabaseHealth: backoff, one log line per outage).
+    this.connecting ??= this.health.retry(() => this.open()).finally(() => {
       this.connecting = undefined;
     });
     return this.connecting;
+  }
+
+  private async open(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    client.on("notification", (message) => this.dispatch(message.channel, message.payload));
+    client.on("error", (error) => {
+      if (this.client !== client) return;
+      if (isConnectionError(error)) this.health.failed(error);
+      else this.log.warn({ err: error }, "listen connection failed; reconnecting");
+      this.client = undefined;
+      this.unlistening.clear();
+      client.end().catch(() => undefined);
+      if (!this.closed) void this.relisten();
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${pg.escapeIdentifier(WORKER_CHANNEL)}`);
+      for (const channel of this.handlers.keys()) await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+    } catch (error) {
+      client.end().catch(() => undefined);
+      throw error;
+    }
+    if (this.closed) {
+      client.end().catch(() => undefined);
+      throw new Error("the listener is closed");
+    }
+    this.client = client;
+    return client;
   }
 
   private async relisten(): Promise<void> {
     try {
       await this.connect();
     } catch (error) {
-      this.log.warn({ err: error }, "listen reconnect failed; heartbeats still carry the chat status");
+      if (!this.closed) this.log.warn({ err: error }, "listen reconnect failed; heartbeats still carry the chat status");
     }
   }
 

@@ -8,6 +8,7 @@
 // defers them) and the next step's state is built in memory (history.ts continueTurn). Running such a call again
 // after a crash has no effect, so the transaction and the re-read they would cost buy nothing.
 import type pg from "pg";
+import { isConnectionError, type DatabaseHealth } from "../../src/db/pool.ts";
 import type { Logger } from "../../src/log.ts";
 import type { ModelConfig, ModelRuntime, StepResult } from "../../src/providers/index.ts";
 import { endsTurnAfter, toolsForChat, type ChatTools, type ToolDeployment } from "../../src/tools/index.ts";
@@ -31,6 +32,8 @@ import { sqlState, Transitions, type Fence, type StoredMessage } from "./transit
 
 export interface RuntimeDeps {
   pool: pg.Pool;
+  /** The process's view of the database (src/db/pool.ts): waits through outages, one log line per outage. */
+  health: DatabaseHealth;
   workerId: string;
   log: Logger;
   workspacesRoot: string;
@@ -48,6 +51,8 @@ export interface RuntimeDeps {
 
 export interface RuntimeStats {
   acquired: number;
+  /** Runs cut off by a lost database connection that resumed with a new lease in the same job (chat-run.ts). */
+  resumedAfterOutage: number;
   /** Turns started by re-acquiring in the job that finished the previous turn (no job hop). */
   reacquiredInJob: number;
   turnsFinished: number;
@@ -65,6 +70,13 @@ export interface LeaseContext {
   subscribe?: Subscribe;
 }
 
+/** A run fenced out after a database outage during it: resumed like a lost connection (chat-run.ts). */
+export class CutOffByOutage extends Error {
+  constructor(cause: unknown) {
+    super("the run's lease ran out while the database was unreachable", { cause });
+  }
+}
+
 export async function runWithLease(deps: RuntimeDeps, fence: Fence, settings: RuntimeSettings,
   context: LeaseContext = {}): Promise<RunOutcome> {
   return new ChatRun(deps, fence, settings, context).run();
@@ -78,6 +90,9 @@ class ChatRun {
   private readonly log: Logger;
   private stopReason: StopReason | undefined;
   private streaming = false;
+  private beating = false;
+  /** The process's outage count when the run started (CutOffByOutage). */
+  private readonly outagesAtStart: number;
   private config: ModelConfig | null | undefined;
   /** Subagent and MCP tools, opened once per run (so once per turn) and closed when the run ends. */
   private runTools: Promise<RunTools> | undefined;
@@ -99,6 +114,7 @@ class ChatRun {
       return async () => unwatch();
     });
     this.log = deps.log.child({ chat_id: fence.chatId, runner_id: fence.runnerId });
+    this.outagesAtStart = deps.health.outages;
   }
 
   private stop = (reason: StopReason): void => {
@@ -124,6 +140,9 @@ class ChatRun {
       return await this.loop();
     } catch (error) {
       const code = sqlState(error);
+      // The lease ran out while the database was away (its renewals could not get through): not a lost race but
+      // an outage, which the job resumes from (chat-run.ts), and a new lease shows whether another runner has it.
+      if (code === "CHFNC" && this.deps.health.outages !== this.outagesAtStart) throw new CutOffByOutage(error);
       if (code === "CHFNC") {
         this.log.info("fence lost; this runner stops without writing");
         return "lost";
@@ -162,13 +181,22 @@ class ChatRun {
   }
 
   private async beat(): Promise<void> {
+    // During an outage a renewal waits for the database (src/db/pool.ts): one at a time, not one per interval.
+    if (this.beating) return;
+
+    this.beating = true;
     try {
       const hb = await this.tx.heartbeat(this.settings.leaseSeconds);
       if (!hb.renewed) this.stop("lost");
       else if (hb.status === "interrupting") this.stop("interrupt");
     } catch (error) {
+      // The database went away under the renewal: the lease is kept, and renewed by the next beat once it is back
+      // (a lease that expired across a server restart gets a lease length of grace: sql/070 sweep_expired_leases).
+      if (isConnectionError(error)) return;
       this.log.warn({ err: error }, "lease renewal failed; abandoning the step");
       this.stop("lost");
+    } finally {
+      this.beating = false;
     }
   }
 

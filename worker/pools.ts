@@ -1,0 +1,57 @@
+// Where a worker process opens its database connections, all in this one place: the task pool (chat runs, deltas,
+// heartbeats, sweeps, batch tasks, metrics), Graphile Worker's queue pool, and the LISTEN connection of
+// loop/listener.ts. Their sum is the pool size (`--pool-size`, CHATD_WORKER_POOL_SIZE; default 32), whatever the
+// concurrency: a run holds a connection only for the statement it sends, never while a model streams or a tool runs,
+// so turns in flight wait for a connection in the task pool instead of needing one each.
+import type pg from "pg";
+import type { Logger } from "../src/log.ts";
+import { createPool, type DatabaseHealth } from "../src/db/pool.ts";
+
+export const DEFAULT_POOL_SIZE = 32;
+/** The LISTEN connection, two queue connections (its LISTEN and a fetch or completion) and one for the tasks. */
+export const MIN_POOL_SIZE = 4;
+
+export interface WorkerPools {
+  /** Every statement of the tasks. */
+  pool: pg.Pool;
+  /** Graphile Worker's (job fetches and completions, which it retries on a new connection after a connection error). */
+  queuePool: pg.Pool;
+  /** The LISTEN connection's URL (one connection). */
+  listenUrl: string;
+  /** Turns on the statement retry of the queue pool (after Graphile Worker's start-up migration, which is not one
+   * statement per checkout). */
+  startRetrying(): void;
+  end(): Promise<void>;
+}
+
+/** The pool size from CHATD_WORKER_POOL_SIZE, else the default. */
+export function poolSizeFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.CHATD_WORKER_POOL_SIZE;
+  return raw == null || raw === "" ? DEFAULT_POOL_SIZE : checkPoolSize(Number(raw), "CHATD_WORKER_POOL_SIZE");
+}
+
+export function checkPoolSize(size: number, source = "pool size"): number {
+  if (!Number.isInteger(size) || size < MIN_POOL_SIZE || size > 10_000) {
+    throw new RangeError(`${source}: an integer from ${MIN_POOL_SIZE} to 10000 is required (got ${String(size)})`);
+  }
+  return size;
+}
+
+export function createWorkerPools(databaseUrl: string, poolSize: number, log: Logger, health: DatabaseHealth): WorkerPools {
+  const size = checkPoolSize(poolSize);
+  // Graphile Worker fetches into its local queue one batch at a time and batches completions: a few suffice.
+  const queueSize = Math.max(2, Math.min(4, Math.floor(size / 8)));
+  let retrying = false;
+  const pool = createPool({ connectionString: databaseUrl, max: size - queueSize - 1 }, log, "worker", { health });
+  const queuePool = createPool({ connectionString: databaseUrl, max: queueSize }, log, "queue",
+    { health, retryStatements: () => retrying });
+  return {
+    pool, queuePool, listenUrl: databaseUrl,
+    startRetrying: () => {
+      retrying = true;
+    },
+    async end() {
+      await Promise.all([pool.end(), queuePool.end()]);
+    },
+  };
+}
