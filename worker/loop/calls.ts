@@ -25,6 +25,8 @@ export interface CallContext {
   timeoutMs?: number;
   /** The run was told to stop: no further local call starts. */
   stopped: () => boolean;
+  /** Told before each local call starts (the run's progress clock). */
+  onCall?: () => void;
 }
 
 export async function runLocalCalls(calls: PendingCall[], tools: ChatTools, ctx: CallContext): Promise<BatchOutcome> {
@@ -39,6 +41,7 @@ export async function runLocalCalls(calls: PendingCall[], tools: ChatTools, ctx:
       continue;
     }
     if (ctx.stopped()) break;
+    ctx.onCall?.();
     if (!faulted && tool?.kind === "workspace") {
       faulted = true;
       await fault(ctx.faults, "during_tool_execution");

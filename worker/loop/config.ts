@@ -102,6 +102,11 @@ export interface RuntimeSettings {
   retryMaxDelayMs: number;
   /** Repairs after the first rejected finalization attempt (design §4: two). */
   finalizerRepairs: number;
+  /** The watchdog's deadlines (watchdog.ts), in milliseconds. */
+  streamIdleTimeoutMs: number;
+  stepTimeoutMs: number;
+  toolCallTimeoutMs: number;
+  progressTimeoutMs: number;
 }
 
 const DEFAULTS: Record<string, number> = {
@@ -111,6 +116,10 @@ const DEFAULTS: Record<string, number> = {
   retry_initial_delay_ms: 1000,
   retry_max_delay_ms: 30_000,
   finalizer_repairs: 2,
+  stream_idle_timeout_seconds: 120,
+  step_timeout_seconds: 600,
+  tool_call_timeout_seconds: 30,
+  progress_timeout_seconds: 900,
 };
 
 export async function loadSettings(pool: pg.Pool, seen: bigint | null = null): Promise<RuntimeSettings> {
@@ -133,6 +142,10 @@ export async function loadSettings(pool: pg.Pool, seen: bigint | null = null): P
     retryInitialDelayMs: values.retry_initial_delay_ms!,
     retryMaxDelayMs: values.retry_max_delay_ms!,
     finalizerRepairs: values.finalizer_repairs!,
+    streamIdleTimeoutMs: Math.max(0.1, values.stream_idle_timeout_seconds!) * 1000,
+    stepTimeoutMs: Math.max(0.1, values.step_timeout_seconds!) * 1000,
+    toolCallTimeoutMs: Math.max(0.1, values.tool_call_timeout_seconds!) * 1000,
+    progressTimeoutMs: Math.max(1, values.progress_timeout_seconds!) * 1000,
   };
   const version = rows[0]?.config_version;
   if (version != null) cache.settings = newer(cache.settings, { version: BigInt(version), value: settings });

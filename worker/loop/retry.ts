@@ -1,12 +1,14 @@
-// One model step with chatd's own retry policy (design §3): retryable provider errors (408, 429, 5xx, 529,
-// network, cut-off streams) are retried with bounded exponential backoff; while waiting, the retry state is
-// visible in chats.retry_state (and a `retry` notification). Each attempt streams into its own preview episode.
+// One model step with chatd's own retry policy: retryable provider errors (408, 429, 5xx, 529, network, cut-off
+// streams, an attempt the watchdog aborted: watchdog.ts) are retried with bounded exponential backoff; while waiting,
+// the retry state is visible in chats.retry_state (and a `retry` notification). Each attempt streams into its own
+// preview episode.
 import type pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import { streamStep, type ModelConfig, type ModelRuntime, type StepEvent, type StepRequest, type StepResult } from "../../src/providers/index.ts";
 import { fault, type Faults } from "../faults.ts";
 import type { RuntimeSettings } from "./config.ts";
 import { DeltaPublisher } from "./deltas.ts";
+import { StepWatchdog } from "./watchdog.ts";
 import type { Transitions } from "./transitions.ts";
 
 export function backoffMs(attempt: number, settings: RuntimeSettings): number {
@@ -47,6 +49,8 @@ export async function streamWithRetry(input: {
   faults: Faults;
   /** Sees every stream event after it is published (the finalizer's byte cap). */
   onEvent?: (event: StepEvent) => void;
+  /** Told of every stream event (the run's progress clock: watchdog.ts). */
+  onProgress?: () => void;
 }): Promise<StepAttempts> {
   const { settings, tx, signal } = input;
   let retried = false;
@@ -54,10 +58,14 @@ export async function streamWithRetry(input: {
     const publisher = new DeltaPublisher(input.pool, input.log, tx.fence);
     let hang: Promise<never> | undefined;
     let first = true;
-    const result = await streamStep(input.config, {
+    const watchdog = new StepWatchdog(settings, signal);
+    input.onProgress?.();
+    const raw = await streamStep(input.config, {
       ...input.request,
-      abortSignal: signal,
+      abortSignal: watchdog.signal,
       onEvent: (event) => {
+        watchdog.touch();
+        input.onProgress?.();
         if (first && event.type !== "warnings") {
           first = false;
           hang = fault(input.faults, "provider_stream") ?? undefined;
@@ -65,7 +73,9 @@ export async function streamWithRetry(input: {
         publisher.accept(event);
         input.onEvent?.(event);
       },
-    }, input.runtime);
+    }, input.runtime).finally(() => watchdog.stop());
+    const result = watchdog.judge(raw, signal);
+    if (watchdog.fired != null && result !== raw) input.log.warn({ attempt, kind: watchdog.fired }, "provider step aborted by the watchdog");
     const deltas = await publisher.finish();
     if (hang != null) await hang;
     const retryable = result.error?.retryable === true && (result.finish === "error" || result.finish === "interrupted");

@@ -24,6 +24,7 @@ import { continueTurn, loadTurnState, type PendingCall, type TurnState } from ".
 import type { ChatListener } from "./listener.ts";
 import type { Subscribe } from "./lease.ts";
 import { streamWithRetry } from "./retry.ts";
+import { ProgressClock } from "./watchdog.ts";
 import {
   FinalizerByteCap, governingRequest, judgeStep, noCandidateOutcome, structuredCommit, type FailedOutcome,
 } from "./structured.ts";
@@ -91,6 +92,8 @@ class ChatRun {
   private stopReason: StopReason | undefined;
   private streaming = false;
   private beating = false;
+  /** The lease is renewed only while this moves (watchdog.ts). */
+  private readonly progress = new ProgressClock();
   /** The process's outage count when the run started (CutOffByOutage). */
   private readonly outagesAtStart: number;
   private config: ModelConfig | null | undefined;
@@ -183,7 +186,14 @@ class ChatRun {
   private async beat(): Promise<void> {
     // During an outage a renewal waits for the database (src/db/pool.ts): one at a time, not one per interval.
     if (this.beating) return;
-
+    if (this.progress.idleMs() > this.settings.progressTimeoutMs) {
+      // Wedged (a hung call no deadline covers): the lease is left to expire, so another worker takes the chat.
+      if (this.stopReason == null) {
+        this.log.warn({ idle_ms: this.progress.idleMs() }, "the run made no progress within progress_timeout_seconds; its lease is left to expire");
+      }
+      this.stop("lost");
+      return;
+    }
     this.beating = true;
     try {
       const hb = await this.tx.heartbeat(this.settings.leaseSeconds);
@@ -221,6 +231,7 @@ class ChatRun {
     let state = this.initial ?? await this.turnState();
     this.initial = null;
     for (;;) {
+      this.progress.mark();
       if (state.chat.status === "interrupting" || this.stopReason === "interrupt") {
         return this.interrupted(cancellations(state.pending));
       }
@@ -282,7 +293,7 @@ class ChatRun {
         pool: this.deps.pool, log: this.log, config: this.config, runtime: this.deps.modelRuntime ?? {},
         request: { prompt: state.prompt, tools: specs }, settings: this.settings, tx: this.tx,
         signal: governing ? AbortSignal.any([this.controller.signal, capAbort.signal]) : this.controller.signal,
-        faults: this.deps.faults, ...(governing ? { onEvent: (event) => cap.accept(event) } : {}),
+        faults: this.deps.faults, onProgress: this.progress.mark, ...(governing ? { onEvent: (event) => cap.accept(event) } : {}),
       });
     } finally {
       this.streaming = false;
@@ -378,7 +389,8 @@ class ChatRun {
     deferrable: boolean): Promise<RunOutcome | StoredMessage | null> {
     const { results, dynamic } = await runLocalCalls(calls, tools, {
       faults: this.deps.faults, workspacesRoot: this.deps.workspacesRoot, workspace, signal: this.controller.signal,
-      stopped: () => this.stopReason != null, ...(this.deps.toolTimeoutMs != null ? { timeoutMs: this.deps.toolTimeoutMs } : {}),
+      stopped: () => this.stopReason != null, onCall: this.progress.mark,
+      timeoutMs: this.deps.toolTimeoutMs ?? this.settings.toolCallTimeoutMs,
     });
     if (this.stopReason === "interrupt") {
       // Answer every call of the batch (results so far, cancellations for the rest) so history stays well formed.
