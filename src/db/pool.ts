@@ -29,6 +29,7 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 const BACKOFF_MIN_MS = 100;
+const QUIET_MS = 30_000;
 const BACKOFF_MAX_MS = 2000;
 
 /** Delay before attempt `n` (from 1): doubling from 100 ms to 2 s, with jitter so workers do not retry in step. */
@@ -40,6 +41,9 @@ export function backoffDelayMs(n: number): number {
 export class DatabaseHealth {
   private readonly log: Logger;
   private downSince: number | undefined;
+  /** When the last outage line was written, and whether the current outage got one. */
+  private loggedAt = -Infinity;
+  private logged = false;
   private waiting = true;
   /** Until when a wait may last (Date.now() ms); Infinity once the process has started (start-up bounds it). */
   private deadline = Infinity;
@@ -70,8 +74,14 @@ export class DatabaseHealth {
 
   failed(error: unknown): void {
     if (this.downSince != null) return;
-    this.downSince = Date.now();
+    const now = Date.now();
+    this.downSince = now;
     this.outages += 1;
+    // Connections that were open when the server went away fail one by one, some only after it is back: failures
+    // within QUIET_MS of the last logged outage belong to it and get no line of their own.
+    this.logged = now - this.loggedAt > QUIET_MS;
+    if (!this.logged) return;
+    this.loggedAt = now;
     const code = (error as { code?: unknown } | null)?.code;
     this.log.warn({ code, error: (error as { message?: unknown } | null)?.message },
       "database unreachable: waiting for it (queries retry with backoff; running chats keep their leases)");
@@ -79,7 +89,7 @@ export class DatabaseHealth {
 
   ok(): void {
     if (this.downSince == null) return;
-    this.log.info({ down_ms: Date.now() - this.downSince }, "database reachable again");
+    if (this.logged) this.log.info({ down_ms: Date.now() - this.downSince }, "database reachable again");
     this.downSince = undefined;
   }
 

@@ -151,6 +151,9 @@ class ChatRun {
         return "lost";
       }
       if (code === "CHTRN") return await this.afterRefusal();
+      // Data PostgreSQL refuses (class 22: data exception; 54: program limit) fails the same way on every attempt:
+      // the turn fails now, instead of spending every recovery on it.
+      if (code != null && /^(22|54)/.test(code)) return await this.unstorable(code);
       // Unexpected: keep the lease so that it expires and the sweep counts a recovery (bounded), instead of
       // releasing it and retrying a deterministic failure forever.
       throw error;
@@ -208,6 +211,13 @@ class ChatRun {
     } finally {
       this.beating = false;
     }
+  }
+
+  private async unstorable(code: string): Promise<RunOutcome> {
+    this.tx.discardPending();
+    await this.tx.finishError("unstorable_output", `the step's output could not be stored (SQLSTATE ${code})`);
+    this.log.warn({ code }, "the step's output could not be stored; the turn failed");
+    return "failed";
   }
 
   /** A transition refused because the chat's state moved (an interrupt arrived between our checks). */

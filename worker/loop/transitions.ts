@@ -3,6 +3,7 @@
 // which the loop treats as "stop without writing".
 import type pg from "pg";
 import { partsChannel } from "../../src/channels.ts";
+import { screenJson, screenText } from "./poison.ts";
 
 export interface Fence {
   chatId: string;
@@ -91,11 +92,17 @@ export class Transitions {
     return this.deferred.length;
   }
 
-  /** The caller's JSON array text with the deferred rows in front. */
+  /** The caller's JSON array text with the deferred rows in front, screened (poison.ts). */
   private withDeferred(messagesJson: string): string {
-    if (this.deferred.length === 0) return messagesJson;
+    if (this.deferred.length === 0) return screenJson(messagesJson).text;
     const deferred = JSON.stringify(this.deferred).slice(0, -1);
-    return messagesJson === "[]" ? `${deferred}]` : `${deferred},${messagesJson.slice(1)}`;
+    return screenJson(messagesJson === "[]" ? `${deferred}]` : `${deferred},${messagesJson.slice(1)}`).text;
+  }
+
+  /** Forgets the deferred rows and carried deltas (a commit of them failed for good: run.ts). */
+  discardPending(): void {
+    this.deferred = [];
+    this.deltas = [];
   }
 
   /** Commits the deferred rows (and publishes carried deltas) on their own, before a transition that writes no
@@ -142,13 +149,14 @@ export class Transitions {
   async compactHistory(summary: string, upToMessageId: string, marker: string, usage: object): Promise<void> {
     await this.flush();
     const { rows } = await this.pool.query<FenceRow>("select * from chat_private.compact_history($1, $2, $3, $4, $5, $6, $7, $8)",
-      [...this.args(), summary, upToMessageId, marker, JSON.stringify(usage)]);
+      [...this.args(), screenText(summary).text, upToMessageId, marker, JSON.stringify(usage)]);
     this.advance(rows[0]);
   }
 
   async enterRequiresAction(calls: { tool_call_id: string; tool_name: string; args: unknown }[]): Promise<void> {
     await this.flush();
-    await this.pool.query("select chat_private.enter_requires_action($1, $2, $3, $4, $5)", [...this.args(), JSON.stringify(calls)]);
+    await this.pool.query("select chat_private.enter_requires_action($1, $2, $3, $4, $5)",
+      [...this.args(), screenJson(JSON.stringify(calls)).text]);
   }
 
   /** Returns the chat's new status: `running` when the queue head was promoted into a new turn. */
