@@ -347,15 +347,26 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 
--- Infrastructure failure: the active request fails with generation_failed and the chat enters `error`; queued
--- inputs wait until the client sends, promotes or deletes.
+-- Infrastructure failure: the active request fails with generation_failed and the chat enters `error`. A queued
+-- structured request would wait there with no receipt for as long as nobody resumes the chat, so each one leaves
+-- the queue with its own failed receipt (generation_failed, naming the chat's error) now; plain queued inputs wait
+-- until the client sends, promotes or deletes, or chat_private.operator_retry_chat runs the queue head.
 create or replace function chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) returns void as $$
 declare
   v_request uuid := chat_private.active_request(p_chat_id);
+  v_queued uuid;
 begin
   if v_request is not null then
     perform chat_private.write_receipt(v_request, 'failed', 'generation_failed', p_message);
   end if;
+  for v_queued in
+    delete from chat_public.chat_queued_messages
+    where chat_id = p_chat_id and structured_output_request_id is not null
+    returning structured_output_request_id
+  loop
+    perform chat_private.write_receipt(v_queued, 'failed', 'generation_failed',
+      format('The chat entered error (%s) before this queued request ran.', p_kind));
+  end loop;
   update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
   update chat_public.chats set status = 'error', retry_state = null,

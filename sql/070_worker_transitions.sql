@@ -280,7 +280,7 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.finish_error(uuid, uuid, bigint, bigint, text, text) is
-  E'Infrastructure failure: the active request fails with generation_failed, the chat enters error; the queue waits.';
+  E'Infrastructure failure: the active request fails with generation_failed, the chat enters error; queued structured requests get failed receipts (generation_failed), other queued inputs wait.';
 
 create or replace function chat_private.finish_interruption(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_partial_messages jsonb default '[]') returns chat_public.chat_status as $$
@@ -347,7 +347,9 @@ begin
                  select 1 from graphile_worker._private_jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
-                        or j.locked_at > now() - v_lease))))
+                        or (j.locked_at > now() - v_lease
+                            and not exists (select 1 from chat_private.worker_processes w
+                                            where w.queue_id = j.locked_by and w.expires_at <= now()))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
@@ -365,8 +367,38 @@ begin
     end if;
     perform chat_private.enqueue_chat_run(v_chat.id);
   end loop;
+  -- chat_run jobs that dead workers hold (fetched, never finished) only wake chats, which the loop above has woken
+  -- again: they are removed, so the queue shows each job once in its real state (chat_private.job_queue).
+  delete from graphile_worker._private_jobs j
+  using graphile_worker._private_tasks t, chat_private.worker_processes w
+  where t.id = j.task_id and t.identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
+    and j.locked_at is not null;
+  delete from chat_private.worker_processes w
+  where w.expires_at < now() - interval '1 hour'
+    and not exists (select 1 from graphile_worker._private_jobs j where j.locked_by = w.queue_id);
   return v_count;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.sweep_expired_leases() is
-  E'Re-enqueues runnable chats without a live lease; counts recoveries per turn and fails turns past the bound.';
+  E'Re-enqueues runnable chats without a live lease (at once when the worker that fetched their job is dead); counts recoveries per turn and fails turns past the bound.';
+
+-- A worker process reports that it is alive with each sweep (worker/index.ts), until p_ttl_seconds from now; the
+-- jobs it fetched (Graphile Worker's locked_by = p_queue_id) are its own until then.
+create or replace function chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric)
+returns void as $$
+  insert into chat_private.worker_processes (queue_id, worker_id, expires_at)
+  values (p_queue_id, p_worker_id, now() + make_interval(secs => p_ttl_seconds))
+  on conflict (queue_id) do update set seen_at = now(), expires_at = excluded.expires_at;
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.report_worker_alive(text, text, numeric) is
+  E'A worker process is alive until p_ttl_seconds from now; the jobs it locked count as running until then.';
+
+-- A worker that stops gracefully has finished or returned its jobs: its row goes.
+create or replace function chat_private.report_worker_stopped(p_queue_id text) returns void as $$
+  delete from chat_private.worker_processes where queue_id = p_queue_id;
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+
+revoke all on function chat_private.report_worker_alive(text, text, numeric), chat_private.report_worker_stopped(text)
+  from public;
+grant execute on function chat_private.report_worker_alive(text, text, numeric), chat_private.report_worker_stopped(text)
+  to chat_worker;

@@ -42,7 +42,7 @@ create or replace view chat_private.queue_depth with (security_invoker = true) a
   from chat_public.chat_queued_messages q join chat_public.chats c on c.id = q.chat_id
   group by q.chat_id, c.status;
 comment on view chat_private.queue_depth is
-  E'Queued inputs per chat: how many, how many carry a structured request, and the age of the oldest. A chat in error keeps its queue until the client (or chat_private.operator_retry_chat) resumes it.';
+  E'Queued inputs per chat: how many, how many carry a structured request, and the age of the oldest. A chat in error keeps its plain queued inputs until the client (or chat_private.operator_retry_chat) resumes it; its queued structured requests got failed receipts when it entered error.';
 
 create or replace view chat_private.turns_at_recovery_bound with (security_invoker = true) as
   select t.chat_id, t.id as turn_id, t.structured_output_request_id, t.recoveries, t.steps, t.started_at, t.finished_at
@@ -56,15 +56,19 @@ comment on view chat_private.turns_at_recovery_bound is
 -- rights, not the caller's, and shows counts only: no payloads, keys or error texts.
 create or replace view chat_private.job_queue as
   select j.task_identifier,
-         count(*) filter (where j.locked_at is null and j.run_at <= now()) as waiting,
-         count(*) filter (where j.locked_at is null and j.run_at > now()) as scheduled,
-         count(*) filter (where j.locked_at is not null) as running,
-         count(*) filter (where j.attempts >= j.max_attempts) as failed_permanently,
-         min(j.run_at) filter (where j.locked_at is null and j.run_at <= now()) as oldest_waiting_since
+         count(*) filter (where j.locked_at is null and j.attempts < j.max_attempts and j.run_at <= now()) as waiting,
+         count(*) filter (where j.locked_at is null and j.attempts < j.max_attempts and j.run_at > now()) as scheduled,
+         count(*) filter (where j.locked_at is not null and not dead.is_dead) as running,
+         count(*) filter (where j.locked_at is not null and dead.is_dead) as locked_by_dead_worker,
+         count(*) filter (where j.locked_at is null and j.attempts >= j.max_attempts) as failed_permanently,
+         min(j.run_at) filter (where j.locked_at is null and j.attempts < j.max_attempts and j.run_at <= now())
+           as oldest_waiting_since
   from graphile_worker.jobs j
+  cross join lateral (select exists (select 1 from chat_private.worker_processes w
+                                     where w.queue_id = j.locked_by and w.expires_at < now()) as is_dead) dead
   group by j.task_identifier;
 comment on view chat_private.job_queue is
-  E'Graphile Worker jobs by task: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a worker), failed_permanently (out of attempts) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
+  E'Graphile Worker jobs by task, each counted once: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a live worker), locked_by_dead_worker (its worker stopped reporting: the sweep re-enqueues the chat and removes the job), failed_permanently (out of attempts, not locked) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
 
 -- Repair: a lease held by a worker that is gone (or hung) is released and the chat re-enqueued at once, instead of
 -- waiting for the lease to expire. The old runner, if alive, is fenced out (its lease row is gone).
@@ -119,7 +123,8 @@ comment on function chat_private.operator_cancel_request(uuid, text) is
   E'Operator repair: cancels a pending structured request with an operator_canceled receipt whose message is the reason. Returns the receipt message id; SODON if it already finished.';
 
 -- Repair: resumes a chat in error. The queue head runs next; without a queue, the last user input runs again as
--- a new turn (its structured request, already failed, is not revived).
+-- a new turn (its structured request, already failed, is not revived). The queue holds no structured request by
+-- then: each got its failed receipt when the chat entered error (fail_turn).
 create or replace function chat_private.operator_retry_chat(p_chat_id uuid) returns chat_public.chat_status as $$
 declare
   v_last bigint;
@@ -139,7 +144,7 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.operator_retry_chat(uuid) is
-  E'Operator repair: resumes a chat in error: the queue head runs next, else the last user input runs again as a new turn.';
+  E'Operator repair: resumes a chat in error: the queue head runs next, else the last user input runs again as a new turn. Queued structured requests already have failed receipts (generation_failed) from when the chat entered error.';
 
 revoke all on function chat_private.operator_release_lease(uuid), chat_private.operator_cancel_request(uuid, text),
   chat_private.operator_retry_chat(uuid) from public;
@@ -148,5 +153,7 @@ grant execute on function chat_private.operator_release_lease(uuid), chat_privat
 grant select on chat_private.stuck_chats, chat_private.lease_holders, chat_private.request_outcomes_hourly,
   chat_private.recent_failures, chat_private.queue_depth, chat_private.turns_at_recovery_bound, chat_private.job_queue
   to chat_operator;
+-- Which worker processes report themselves alive (the sweep's view of dead workers' jobs).
+grant select on chat_private.worker_processes to chat_operator;
 -- turns_at_recovery_bound reads the bound with the operator's rights.
 grant execute on function chat_private.setting_int(text), chat_private.setting(text) to chat_operator;

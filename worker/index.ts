@@ -9,7 +9,8 @@
 import { hostname } from "node:os";
 import type pg from "pg";
 import { randomUUID } from "node:crypto";
-import { Logger as WorkerLogger, run, type Runner, type TaskList } from "graphile-worker";
+import { EventEmitter } from "node:events";
+import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import { projectRoot } from "../src/db/database.ts";
 import { DatabaseHealth, isConnectionError } from "../src/db/pool.ts";
 import type { Logger } from "../src/log.ts";
@@ -29,12 +30,14 @@ import { makeDeadlineTask } from "./requires-action-deadline.ts";
 /** The exit status of a worker process whose job runner stopped on its own (EX_SOFTWARE). */
 export const RUNNER_LOST_EXIT_CODE = 70;
 export const DEFAULT_STARTUP_WAIT_SECONDS = 60;
+const ALIVE_REPORT_MS = 1000;
+const ALIVE_TTL_SECONDS = 4;
 
 export interface WorkerOptions {
   databaseUrl: string;
   logger: Logger;
   concurrency?: number;
-  /** Lease sweep interval (default 10 s). */
+  /** Lease sweep interval (default 5 s). */
   sweepIntervalMs?: number;
   /** Graphile Worker's poll interval for future jobs (new jobs arrive by LISTEN regardless). */
   pollIntervalMs?: number;
@@ -144,7 +147,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     batch_validate: makeBatchValidateTask({ pool, log }),
     batch_cancel: makeBatchCancelTask({ pool, log }),
   };
+  // Graphile Worker's id for this process's pool: the locked_by of the jobs it fetches (reported alive below).
+  const events: WorkerEvents = new EventEmitter();
+  let queueId: string | undefined;
+  events.on("pool:create", ({ workerPool }) => {
+    queueId = workerPool.id;
+  });
   const runner: Runner = await run({
+    events,
     pgPool: pools.queuePool,
     concurrency,
     // Jobs only wake a chat (everything durable is in the chat tables), so Graphile Worker's batching costs nothing in
@@ -170,6 +180,20 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     onRunnerLost(error);
   };
   void runner.promise.then(() => lost(new Error("the job runner finished")), lost);
+  // Alive reports (sql/070 report_worker_alive): a killed worker's fetched jobs are re-run once its report lapses,
+  // without waiting for a lease length. Reported every second, valid for four.
+  let reporting = false;
+  const reportAlive = async () => {
+    if (reporting || queueId == null) return;
+    reporting = true;
+    try {
+      await pool.query("select chat_private.report_worker_alive($1, $2, $3)", [queueId, workerId, ALIVE_TTL_SECONDS]);
+    } catch (error) {
+      if (!isConnectionError(error)) log.error({ err: error }, "alive report failed");
+    } finally {
+      reporting = false;
+    }
+  };
   let sweeping = false;
   const sweep = async () => {
     // During an outage a sweep waits for the database: one at a time, not one per interval.
@@ -187,8 +211,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       sweeping = false;
     }
   };
+  await reportAlive();
   await sweep();
-  const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? 10_000);
+  const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? 5000);
+  const aliveTimer = setInterval(() => void reportAlive(), ALIVE_REPORT_MS);
   bindMetricsDatabase(pool);
   const metrics = options.metricsPort != null ? await startMetricsServer(options.metricsPort) : undefined;
   log.info({ metrics: metrics?.url }, "worker started");
@@ -203,10 +229,15 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       // Statements stop waiting for the database: a stop during an outage ends instead of waiting for it.
       health.stopWaiting();
       clearInterval(timer);
+      clearInterval(aliveTimer);
       await metrics?.close();
       // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
       for (const abort of runs) abort("shutdown");
       await runner.stop();
+      // Its jobs are finished or returned: nothing of this process is left for the sweep to reclaim.
+      if (queueId != null) {
+        await pool.query("select chat_private.report_worker_stopped($1)", [queueId]).catch(() => undefined);
+      }
       // ... and the chats it released are handed to the remaining workers now, not at their next sweep.
       await sweep();
       await closeParkedMcpConnections();

@@ -149,7 +149,7 @@ test("a structured request failing for its own reasons finishes the turn and pro
   assert.is((await inputMessage((await openTurn(chat.chat_id))!.input_message_id)).text, "B");
 });
 
-test("finish_error fails the active request with generation_failed, the chat enters error, the queue waits; a send runs the oldest first", async () => {
+test("finish_error fails the active request with generation_failed, the chat enters error; queued structured requests get failed receipts, plain ones wait; a send runs the oldest first", async () => {
   const chat = await createChat(db, user, "A", structured("a"));
   const fence = await acquire(db, chat.chat_id);
   await sendMessage(db, user, chat.chat_id, "B");
@@ -158,15 +158,19 @@ test("finish_error fails the active request with generation_failed, the chat ent
   assert.is(await chatStatus(db, chat.chat_id), "error");
   const row = await chatRow(db, chat.chat_id);
   assert.equal(row.last_error, { kind: "provider_error", message: "the provider returned 500 three times" });
-  const [receipt, ...others] = await receipts(db, chat.chat_id);
+  const [receipt, queuedReceipt, ...others] = await receipts(db, chat.chat_id);
   assert.equal(others, []);
   assert.is(receipt?.request_id, chat.structured_output_request_id);
   assert.is(receipt?.status, "failed");
   assert.is(receipt?.code, "generation_failed");
-  assert.equal((await queue(chat.chat_id)).map((q) => q.text), ["B", "C"]);
+  assert.is(queuedReceipt?.request_id, c.structured_output_request_id, "the queued structured request is not left pending");
+  assert.is(queuedReceipt?.code, "generation_failed");
+  const { rows: failed } = await db.pool.query("select error_message from chat_public.structured_output_requests where id = $1",
+    [c.structured_output_request_id]);
+  assert.match(failed[0].error_message, /entered error \(provider_error\)/);
+  assert.equal((await queue(chat.chat_id)).map((q) => q.text), ["B"]);
   assert.is(await openTurn(chat.chat_id), undefined);
   assert.is(await count(db, "select 1 from chat_private.chat_leases where chat_id = $1", [chat.chat_id]), 0);
-  assert.is((await requestStatus(db, c.structured_output_request_id!)).status, "pending");
 
   const d = await sendMessage(db, user, chat.chat_id, "D");
   assert.is(d.message_id, null, "D is queued behind older messages");
@@ -174,7 +178,7 @@ test("finish_error fails the active request with generation_failed, the chat ent
   assert.is(await chatStatus(db, chat.chat_id), "running");
   assert.is((await chatRow(db, chat.chat_id)).last_error, null);
   assert.is((await inputMessage((await openTurn(chat.chat_id))!.input_message_id)).text, "B");
-  assert.equal((await queue(chat.chat_id)).map((q) => q.text), ["C", "D"]);
+  assert.equal((await queue(chat.chat_id)).map((q) => q.text), ["D"]);
 });
 
 test("a send to an idle chat with an empty queue starts a turn at once", async () => {

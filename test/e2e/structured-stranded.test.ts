@@ -1,7 +1,8 @@
 // Nothing is stranded (scripted provider, deterministic; real worker processes): one chat with 20 structured
 // requests, one of them exhausting its repairs and one crashing its worker every time. The crashing turn fails
-// after max_recoveries_per_turn (the chat enters error and its queue waits, as documented); the client's next
-// message resumes the queue; in the end no request is pending and each has exactly one receipt.
+// after max_recoveries_per_turn: the chat enters error, and the structured requests queued behind it get failed
+// receipts at once (docs/workers.md); the client's next message runs; in the end no request is pending and each has
+// exactly one receipt.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUser, sendMessage, setStructuredExperiment, structured } from "../support/chats.ts";
@@ -54,7 +55,7 @@ test("20 queued structured requests, one exhausting its repairs, one crashing ev
         crashes += 1;
         worker = spawnWorkerProcess(db, root, { CHATD_FAULTS: "during_tool_execution:exit" });
       }
-      // The crashing turn failed and the chat waits in error with its queue: the client's next message resumes it.
+      // The crashing turn failed and the chat waits in error: the client's next message runs.
       if (!resumed && (await status(chat)) === "error") {
         resumed = true;
         await sendMessage(db, user, chat, script([{ text: "carry on" }]));
@@ -70,10 +71,11 @@ test("20 queued structured requests, one exhausting its repairs, one crashing ev
   const { rows } = await db.pool.query<{ status: string; code: string | null; n: number }>(
     `select status::text, error_code as code, count(*)::int as n from chat_public.structured_output_requests
      where chat_id = $1 group by 1, 2 order by 1, 2`, [chat]);
+  // Requests 0-8 ran (6 exhausted its repairs), 9 crashed every worker, 10-19 were queued behind it.
   assert.equal(rows, [
-    { status: "failed", code: "generation_failed", n: 1 },
+    { status: "failed", code: "generation_failed", n: 11 },
     { status: "failed", code: "not_produced", n: 1 },
-    { status: "succeeded", code: null, n: 18 },
+    { status: "succeeded", code: null, n: 8 },
   ]);
   const { rows: receipts } = await db.pool.query<{ n: number; distinct: number }>(
     `select count(*)::int as n, count(distinct structured_output_request_id)::int as distinct
