@@ -1,0 +1,121 @@
+// `npm run bench:inflight`: many slow turns in flight on one worker process. Each turn is one model step that takes
+// 500 ms (the scripted provider's delay: not a real model) and then finishes. For 64, 256 and 1024 turns in flight
+// (the worker's --concurrency), all runnable when the worker starts, it prints turns/s against the ideal (in flight ÷
+// turn latency) and against the CPU-bound rate of the same turn without model latency, p50/p99 of the time to each
+// turn's commit, the worker's peak database connections (pg_stat_activity) and its RSS growth per turn in flight.
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { projectRoot } from "../src/db/database.ts";
+import { benchDatabase, percentile, printTable } from "./support.ts";
+
+const STEP_MS = 500;
+const SIZES = (process.argv[2] ?? "64,256,1024").split(",").map(Number);
+const APP = "chatd-bench-inflight";
+
+function rssBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"));
+  return Number(line?.match(/(\d+)/)?.[1] ?? 0) * 1024;
+}
+
+function startWorker(url: string, concurrency: number): ChildProcess {
+  return spawn(process.execPath, [join(projectRoot, "bench", "worker-process.ts")], {
+    env: { ...process.env, DATABASE_URL: url, CHATD_WORKSPACES_ROOT: tmpdir(), CHATD_BENCH_CONCURRENCY: String(concurrency),
+      PGAPPNAME: APP },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function createChats(pool: pg.Pool, user: string, count: number, delayMs: number): Promise<void> {
+  const content = JSON.stringify([{ type: "text", text: JSON.stringify({ script: [{ text: "done", delay_ms: delayMs }] }) }]);
+  const client = await pool.connect();
+  try {
+    await client.query("begin");
+    await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
+    for (let i = 0; i < count; i += 1) await client.query("select chat_public.create_chat(content => $1, workspace => null)", [content]);
+    await client.query("commit");
+  } finally {
+    client.release();
+  }
+}
+
+interface Run {
+  seconds: number;
+  /** Milliseconds from the worker's first lease to each turn's commit, sorted. */
+  done: number[];
+  peakConnections: number;
+  rssPerTurn: number;
+}
+
+/** Runs `count` turns with `delayMs` model steps on a fresh database and worker process at concurrency `count`. */
+async function measure(count: number, delayMs: number): Promise<Run> {
+  const db = await benchDatabase(`inflight_${count}_${delayMs}`);
+  const pool = new pg.Pool({ connectionString: db.url, max: 3 });
+  pool.on("error", (error) => console.error(`bench:inflight: idle connection failed: ${error.message}`));
+  try {
+    const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('bench') returning id")).rows[0]!.id;
+    await createChats(pool, user, count, delayMs);
+    const worker = startWorker(db.url, count);
+    let peakConnections = 0;
+    let peakRss = 0;
+    let idleRss = 0;
+    let started: number | undefined;
+    let startedAt: Date | undefined;
+    try {
+      for (;;) {
+        const { rows } = await pool.query<{ leases: number; open: number; conns: number; now: Date }>(
+          `select (select count(*)::int from chat_private.chat_leases) as leases,
+                  (select count(*)::int from chat_public.chats where status <> 'waiting') as open,
+                  (select count(*)::int from pg_stat_activity where application_name = $1) as conns, now()`, [APP]);
+        const row = rows[0]!;
+        peakConnections = Math.max(peakConnections, row.conns);
+        if (worker.pid != null) peakRss = Math.max(peakRss, rssBytes(worker.pid));
+        if (started == null && row.leases > 0) {
+          started = performance.now();
+          startedAt = row.now;
+          idleRss = worker.pid != null ? rssBytes(worker.pid) : 0;
+        }
+        if (started != null && row.open === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const seconds = (performance.now() - started!) / 1000;
+      const { rows } = await pool.query<{ ms: number }>(
+        `select extract(epoch from (created_at - $1::timestamptz)) * 1000 as ms from chat_public.chat_messages
+         where role = 'assistant' and kind = 'message' order by 1`, [startedAt]);
+      return { seconds, done: rows.map((r) => Number(r.ms)), peakConnections, rssPerTurn: Math.max(0, peakRss - idleRss) / count };
+    } finally {
+      await stopWorker(worker);
+    }
+  } finally {
+    await pool.end();
+    await db.close();
+  }
+}
+
+const results: [string, string][] = [];
+const cpuBound = await measure(256, 0);
+const cpuRate = cpuBound.done.length / cpuBound.seconds;
+results.push(["CPU-bound: the same turn without model latency, 256 in flight, turns/s", cpuRate.toFixed(1)]);
+for (const size of SIZES) {
+  const run = await measure(size, STEP_MS);
+  const rate = run.done.length / run.seconds;
+  const ideal = size / (STEP_MS / 1000);
+  results.push(
+    [`${size} in flight: turns`, `${run.done.length} in ${run.seconds.toFixed(2)} s`],
+    [`${size} in flight: turns/s (ideal ${ideal.toFixed(0)}, CPU-bound ${cpuRate.toFixed(0)})`,
+      `${rate.toFixed(1)} (${((rate / Math.min(ideal, cpuRate)) * 100).toFixed(0)}% of the lower bound)`],
+    [`${size} in flight: first lease → commit p50 / p99 ms`, `${percentile(run.done, 50).toFixed(0)} / ${percentile(run.done, 99).toFixed(0)}`],
+    [`${size} in flight: peak worker connections`, String(run.peakConnections)],
+    [`${size} in flight: worker RSS growth per turn in flight`, `${(run.rssPerTurn / 1024).toFixed(1)} KiB`],
+  );
+}
+console.log(`bench:inflight — scripted provider (${STEP_MS} ms steps, not a real model), ${new Date().toISOString()}, load ${loadavg().map((n) => n.toFixed(2)).join(" ")}`);
+printTable(results);
