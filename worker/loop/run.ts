@@ -8,7 +8,7 @@
 // defers them) and the next step's state is built in memory (history.ts continueTurn). Running such a call again
 // after a crash has no effect, so the transaction and the re-read they would cost buy nothing.
 import type pg from "pg";
-import { isConnectionError, type DatabaseHealth } from "../../src/db/pool.ts";
+import type { DatabaseHealth } from "../../src/db/pool.ts";
 import type { Logger } from "../../src/log.ts";
 import type { ModelConfig, ModelRuntime, StepResult } from "../../src/providers/index.ts";
 import { endsTurnAfter, toolsForChat, type ChatTools, type ToolDeployment } from "../../src/tools/index.ts";
@@ -23,6 +23,7 @@ import { loadModelConfig, type RuntimeSettings } from "./config.ts";
 import { continueTurn, loadTurnState, type PendingCall, type TurnState } from "./history.ts";
 import type { ChatListener } from "./listener.ts";
 import type { Subscribe } from "./lease.ts";
+import { startHeartbeat } from "./heartbeat.ts";
 import { streamWithRetry } from "./retry.ts";
 import { ProgressClock } from "./watchdog.ts";
 import {
@@ -91,7 +92,6 @@ class ChatRun {
   private readonly log: Logger;
   private stopReason: StopReason | undefined;
   private streaming = false;
-  private beating = false;
   /** The lease is renewed only while this moves (watchdog.ts). */
   private readonly progress = new ProgressClock();
   /** The process's outage count when the run started (CutOffByOutage). */
@@ -129,7 +129,7 @@ class ChatRun {
   async run(): Promise<RunOutcome> {
     this.deps.runs.add(this.stop);
     let unsubscribe: (() => Promise<void>) | undefined;
-    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    let stopHeartbeat: (() => void) | undefined;
     try {
       unsubscribe = await this.subscribe((n) => {
         if (n.status === "interrupting") this.stop("interrupt");
@@ -139,7 +139,8 @@ class ChatRun {
           this.stop("lost");
         }
       });
-      heartbeat = setInterval(() => void this.beat(), Math.max(100, (this.settings.leaseSeconds * 1000) / 3));
+      stopHeartbeat = startHeartbeat({ tx: this.tx, settings: this.settings, progress: this.progress, log: this.log,
+        stop: this.stop, stopped: () => this.stopReason != null });
       return await this.loop();
     } catch (error) {
       const code = sqlState(error);
@@ -158,7 +159,7 @@ class ChatRun {
       // releasing it and retrying a deterministic failure forever.
       throw error;
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat?.();
       this.deps.runs.delete(this.stop);
       await this.runTools?.then((opened) => opened.close()).catch(() => undefined);
       await unsubscribe?.().catch(() => undefined);
@@ -184,33 +185,6 @@ class ChatRun {
   private async modelConfig(state: TurnState): Promise<ModelConfig | null> {
     if (this.config === undefined) this.config = await loadModelConfig(this.deps.pool, state.chat.modelConfigId, this.configVersion);
     return this.config;
-  }
-
-  private async beat(): Promise<void> {
-    // During an outage a renewal waits for the database (src/db/pool.ts): one at a time, not one per interval.
-    if (this.beating) return;
-    if (this.progress.idleMs() > this.settings.progressTimeoutMs) {
-      // Wedged (a hung call no deadline covers): the lease is left to expire, so another worker takes the chat.
-      if (this.stopReason == null) {
-        this.log.warn({ idle_ms: this.progress.idleMs() }, "the run made no progress within progress_timeout_seconds; its lease is left to expire");
-      }
-      this.stop("lost");
-      return;
-    }
-    this.beating = true;
-    try {
-      const hb = await this.tx.heartbeat(this.settings.leaseSeconds);
-      if (!hb.renewed) this.stop("lost");
-      else if (hb.status === "interrupting") this.stop("interrupt");
-    } catch (error) {
-      // The database went away under the renewal: the lease is kept, and renewed by the next beat once it is back
-      // (a lease that expired across a server restart gets a lease length of grace: sql/070 sweep_expired_leases).
-      if (isConnectionError(error)) return;
-      this.log.warn({ err: error }, "lease renewal failed; abandoning the step");
-      this.stop("lost");
-    } finally {
-      this.beating = false;
-    }
   }
 
   private async unstorable(code: string): Promise<RunOutcome> {
