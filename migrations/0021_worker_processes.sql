@@ -11,3 +11,4 @@ create table chat_private.worker_processes (
 );
 comment on table chat_private.worker_processes is
   E'Live worker processes: queue_id is Graphile Worker''s locked_by for the jobs the process fetches, worker_id is chatd''s (host:pid:suffix, as in lease_holders). A row whose expires_at passed belongs to a process that stopped reporting (killed).';
+grant select on chat_private.worker_processes to chat_operator;

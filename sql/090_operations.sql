@@ -153,7 +153,5 @@ grant execute on function chat_private.operator_release_lease(uuid), chat_privat
 grant select on chat_private.stuck_chats, chat_private.lease_holders, chat_private.request_outcomes_hourly,
   chat_private.recent_failures, chat_private.queue_depth, chat_private.turns_at_recovery_bound, chat_private.job_queue
   to chat_operator;
--- Which worker processes report themselves alive (the sweep's view of dead workers' jobs).
-grant select on chat_private.worker_processes to chat_operator;
 -- turns_at_recovery_bound reads the bound with the operator's rights.
 grant execute on function chat_private.setting_int(text), chat_private.setting(text) to chat_operator;
