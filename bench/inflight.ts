@@ -49,52 +49,52 @@ async function createChats(pool: pg.Pool, user: string, count: number, delayMs: 
 
 interface Run {
   seconds: number;
-  /** Milliseconds from the worker's first lease to each turn's commit, sorted. */
+  /** Milliseconds from the commit that made the turns runnable to each turn's commit, sorted. */
   done: number[];
   peakConnections: number;
   rssPerTurn: number;
 }
 
-/** Runs `count` turns with `delayMs` model steps on a fresh database and worker process at concurrency `count`. */
+async function untilAllWaiting(pool: pg.Pool, onPoll: () => Promise<void> = async () => undefined): Promise<void> {
+  for (;;) {
+    await onPoll();
+    const { rows } = await pool.query<{ open: number }>("select count(*)::int as open from chat_public.chats where status <> 'waiting'");
+    if (rows[0]!.open === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Runs `count` turns with `delayMs` model steps on a fresh database and a warmed-up worker at concurrency `count`. */
 async function measure(count: number, delayMs: number): Promise<Run> {
   const db = await benchDatabase(`inflight_${count}_${delayMs}`);
   const pool = new pg.Pool({ connectionString: db.url, max: 3 });
   pool.on("error", (error) => console.error(`bench:inflight: idle connection failed: ${error.message}`));
+  const worker = startWorker(db.url, count);
   try {
     const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('bench') returning id")).rows[0]!.id;
-    await createChats(pool, user, count, delayMs);
-    const worker = startWorker(db.url, count);
+    // Warm up (module load, first compile, connection pools) before measuring.
+    await createChats(pool, user, 8, 0);
+    await untilAllWaiting(pool);
+    await pool.query("delete from chat_public.chats");
+    const idleRss = rssBytes(worker.pid!);
     let peakConnections = 0;
-    let peakRss = 0;
-    let idleRss = 0;
-    let started: number | undefined;
-    let startedAt: Date | undefined;
-    try {
-      for (;;) {
-        const { rows } = await pool.query<{ leases: number; open: number; conns: number; now: Date }>(
-          `select (select count(*)::int from chat_private.chat_leases) as leases,
-                  (select count(*)::int from chat_public.chats where status <> 'waiting') as open,
-                  (select count(*)::int from pg_stat_activity where application_name = $1) as conns, now()`, [APP]);
-        const row = rows[0]!;
-        peakConnections = Math.max(peakConnections, row.conns);
-        if (worker.pid != null) peakRss = Math.max(peakRss, rssBytes(worker.pid));
-        if (started == null && row.leases > 0) {
-          started = performance.now();
-          startedAt = row.now;
-          idleRss = worker.pid != null ? rssBytes(worker.pid) : 0;
-        }
-        if (started != null && row.open === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const seconds = (performance.now() - started!) / 1000;
-      const { rows } = await pool.query<{ ms: number }>(
-        `select extract(epoch from (created_at - $1::timestamptz)) * 1000 as ms from chat_public.chat_messages
-         where role = 'assistant' and kind = 'message' order by 1`, [startedAt]);
-      return { seconds, done: rows.map((r) => Number(r.ms)), peakConnections, rssPerTurn: Math.max(0, peakRss - idleRss) / count };
-    } finally {
-      await stopWorker(worker);
-    }
+    let peakRss = idleRss;
+    // One transaction: every turn becomes runnable at its commit.
+    await createChats(pool, user, count, delayMs);
+    const startedAt = (await pool.query<{ now: Date }>("select clock_timestamp() as now")).rows[0]!.now;
+    const started = performance.now();
+    await untilAllWaiting(pool, async () => {
+      const { rows } = await pool.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where application_name = $1", [APP]);
+      peakConnections = Math.max(peakConnections, rows[0]!.n);
+      peakRss = Math.max(peakRss, rssBytes(worker.pid!));
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const { rows } = await pool.query<{ ms: number }>(
+      `select extract(epoch from (created_at - $1::timestamptz)) * 1000 as ms from chat_public.chat_messages
+       where role = 'assistant' and kind = 'message' order by 1`, [startedAt]);
+    return { seconds, done: rows.map((r) => Number(r.ms)), peakConnections, rssPerTurn: (peakRss - idleRss) / count };
   } finally {
+    await stopWorker(worker);
     await pool.end();
     await db.close();
   }
@@ -112,7 +112,7 @@ for (const size of SIZES) {
     [`${size} in flight: turns`, `${run.done.length} in ${run.seconds.toFixed(2)} s`],
     [`${size} in flight: turns/s (ideal ${ideal.toFixed(0)}, CPU-bound ${cpuRate.toFixed(0)})`,
       `${rate.toFixed(1)} (${((rate / Math.min(ideal, cpuRate)) * 100).toFixed(0)}% of the lower bound)`],
-    [`${size} in flight: first lease → commit p50 / p99 ms`, `${percentile(run.done, 50).toFixed(0)} / ${percentile(run.done, 99).toFixed(0)}`],
+    [`${size} in flight: runnable → commit p50 / p99 ms`, `${percentile(run.done, 50).toFixed(0)} / ${percentile(run.done, 99).toFixed(0)}`],
     [`${size} in flight: peak worker connections`, String(run.peakConnections)],
     [`${size} in flight: worker RSS growth per turn in flight`, `${(run.rssPerTurn / 1024).toFixed(1)} KiB`],
   );
