@@ -3,6 +3,7 @@
 // receipt, and the outage spends no recovery. Printed, not asserted: the time from the database's return to the
 // next committed step. The outages after a stop are longer than the lease, so a lease that ran out while the server
 // was down must not be counted as a crash.
+import pg from "pg";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUser, setStructuredExperiment } from "../support/chats.ts";
@@ -61,6 +62,33 @@ test("a worker whose database stays away gives up after CHATD_DB_WAIT_SECONDS, w
     assert.match(worker.describe(), /not reachable within 1 s/);
   } finally {
     cluster.start();
+  }
+});
+
+test("a server with no free connection ('too many clients') is waited for, never fatal", async () => {
+  // Take every connection the server has (the worker connects as a superuser, so the reserved ones too).
+  const hogs: pg.Client[] = [];
+  for (;;) {
+    const client = new pg.Client({ connectionString: cluster.url });
+    try {
+      await client.connect();
+    } catch (error) {
+      assert.is((error as { code?: unknown }).code, "53300");
+      break;
+    }
+    hogs.push(client);
+  }
+  const worker = spawnFaultWorker(cluster.url, root);
+  try {
+    await worker.waitForLine(/database unreachable/);
+    await Promise.all(hogs.splice(0).map((client) => client.end()));
+    await worker.waitForLine(/worker started/);
+    const chat = await createWorkerChat(cluster.db, user, JSON.stringify({ script: [{ text: "room at last" }] }));
+    await until("the turn", async () => (await statusOf(cluster.db, chat)) === "waiting" || undefined);
+    assertAlive([worker]);
+  } finally {
+    await Promise.all(hogs.map((client) => client.end()));
+    await worker.stop();
   }
 });
 
