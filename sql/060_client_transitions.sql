@@ -219,6 +219,7 @@ declare
   v_request uuid;
   v_new_message bigint;
   v_receipts bigint[] := '{}';
+  v_superseded uuid[];
   v_pending uuid;
   v_receipt bigint;
 begin
@@ -253,19 +254,19 @@ begin
     v_request := chat_private.accept_structured_request(v_chat.id, v_format);
   end if;
   -- Edit ordering: collect the pending requests of the suffix and the queue, discard both, end them, then insert
-  -- the replacement, so that no live request ever loses its history.
-  create temporary table if not exists pg_temp.edit_superseded (ord bigserial, request_id uuid) on commit drop;
-  truncate pg_temp.edit_superseded;
-  insert into pg_temp.edit_superseded (request_id)
-  select m.structured_output_request_id from chat_public.chat_messages m
-  join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
-  where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
-  order by m.id;
-  insert into pg_temp.edit_superseded (request_id)
-  select q.structured_output_request_id from chat_public.chat_queued_messages q
-  join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
-  where q.chat_id = v_chat.id and r.status = 'pending'
-  order by q.position;
+  -- the replacement, so that no live request ever loses its history. An array, not a temporary table: a security
+  -- definer function must not name objects a caller can create first (a planted pg_temp table with a trigger would
+  -- run as this function's owner).
+  v_superseded := array(
+    select s.request_id from (
+      select m.structured_output_request_id as request_id, 0 as source, m.id as ord from chat_public.chat_messages m
+      join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
+      where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
+      union all
+      select q.structured_output_request_id, 1, q.position from chat_public.chat_queued_messages q
+      join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
+      where q.chat_id = v_chat.id and r.status = 'pending'
+    ) s order by s.source, s.ord);
   update chat_public.chat_messages m set deleted = true where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted;
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
   update chat_private.turn_progress t set finished_at = now() where t.chat_id = v_chat.id and t.finished_at is null;
@@ -273,7 +274,7 @@ begin
   -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
   update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
-  for v_pending in select request_id from pg_temp.edit_superseded order by ord loop
+  foreach v_pending in array v_superseded loop
     v_receipt := chat_private.write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
       v_receipts := v_receipts || v_receipt;
