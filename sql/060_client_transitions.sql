@@ -46,6 +46,7 @@ begin
   end if;
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.check_dynamic_tools(jsonb)', '{}');
 
 -- A workspace is a folder name under the deployment's workspace root, never a path (chats and batches alike).
 create or replace function chat_private.check_workspace(p_workspace text) returns void as $$
@@ -55,6 +56,7 @@ begin
   end if;
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.check_workspace(text)', '{}');
 
 -- Creates a chat for p_owner with an already parsed json_schema envelope (or null). Shared by the client
 -- transition and by batch dispatch, which creates chats for a batch's owner inside the worker's transaction.
@@ -114,6 +116,7 @@ begin
   return v_result;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.create_chat_as(uuid, jsonb, jsonb, text, text, text, jsonb, boolean, text, boolean)', '{}');
 
 create or replace function chat_public.create_chat(
   content jsonb,
@@ -136,6 +139,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text) is
   E'Creates a chat whose first message starts a turn. `response_format` is the JSON text of {"type":"json_schema","json_schema":{"name","description","schema"}} (or {"type":"text"}); a structured request gets a server-minted id. A repeated `idempotency_key` returns the first result.';
+select chat_private.grant_execute('chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.send_chat_message(
   chat_id uuid,
@@ -202,6 +206,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.send_chat_message(uuid, jsonb, text, text, text) is
   E'Sends a message. An idle chat starts a turn at once; a busy one queues it (`busy_behavior` "queue") or queues it at the head and interrupts the running turn ("interrupt"). Returns the message or the queued message, with the structured request id when `response_format` asks for one.';
+select chat_private.grant_execute('chat_public.send_chat_message(uuid, jsonb, text, text, text)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.edit_chat_message(
   message_id bigint,
@@ -289,6 +294,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.edit_chat_message(bigint, jsonb, text, text, bigint) is
   E'Replaces a user message: later history and the queue are discarded, pending structured requests among them get `superseded` receipts (listed in id order), and the replacement starts a turn. `response_format` omitted or null keeps the edited message''s format under a fresh request id, {"type":"text"} clears it, a json_schema replaces it.';
+select chat_private.grant_execute('chat_public.edit_chat_message(bigint, jsonb, text, text, bigint)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.delete_queued_message(queued_message_id bigint)
 returns chat_public.chat_input_result as $$
@@ -319,6 +325,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.delete_queued_message(bigint) is
   E'Removes a queued message. A queued structured request ends at once with a `queue_deleted` receipt; a running turn is not disturbed.';
+select chat_private.grant_execute('chat_public.delete_queued_message(bigint)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.promote_queued_message(queued_message_id bigint)
 returns chat_public.chat_input_result as $$
@@ -358,6 +365,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.promote_queued_message(bigint) is
   E'Runs a queued message next: an idle chat starts it at once; a running turn is interrupted and the message moves to the head of the queue.';
+select chat_private.grant_execute('chat_public.promote_queued_message(bigint)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.interrupt_chat(chat_id uuid) returns chat_public.chats as $$
 declare
@@ -387,6 +395,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.interrupt_chat(uuid) is
   E'Stops the running step (the turn ends; a structured request gets an `interrupted` receipt). While the chat waits for client tool results, the pending calls are cancelled instead and the turn continues. The running turns of the chat''s subagents are interrupted too.';
+select chat_private.grant_execute('chat_public.interrupt_chat(uuid)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.submit_tool_results(chat_id uuid, results jsonb) returns chat_public.chats as $$
 declare
@@ -427,6 +436,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.submit_tool_results(uuid, jsonb) is
   E'Answers the client-executed tool calls the chat waits on. `results` is [{tool_call_id, result, is_error?}] and must cover exactly the pending calls.';
+select chat_private.grant_execute('chat_public.submit_tool_results(uuid, jsonb)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.archive_chat(chat_id uuid, archived boolean default true) returns chat_public.chats as $$
 declare
@@ -441,6 +451,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.archive_chat(uuid, boolean) is
   E'Archives an idle chat (waiting or error), or unarchives it with `archived` false.';
+select chat_private.grant_execute('chat_public.archive_chat(uuid, boolean)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.set_chat_plan_mode(chat_id uuid, enabled boolean) returns chat_public.chats as $$
 declare
@@ -460,3 +471,4 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.set_chat_plan_mode(uuid, boolean) is
   E'Switches plan mode. Refused while a structured output request is active or queued, so no obligation is silently dropped.';
+select chat_private.grant_execute('chat_public.set_chat_plan_mode(uuid, boolean)', '{chat_anonymous, chat_user}');
