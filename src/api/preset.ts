@@ -7,9 +7,9 @@ import { PostGraphileAmberPreset } from "postgraphile/presets/amber";
 import { GraphQLError } from "postgraphile/graphql";
 import { identify, pgSettingsFor } from "./auth.ts";
 import { ChatEventsPlugin } from "./chat-events-plugin.ts";
-import { DepthLimitPlugin } from "./depth-limit.ts";
 import { maskError } from "./errors.ts";
 import type { ChatListener } from "./listener.ts";
+import { QueryCostPlugin } from "./query-cost-plugin.ts";
 import { ResponseFormatPlugin } from "./response-format-plugin.ts";
 
 /** A 64 KiB schema inside a JSON string inside a JSON body, escaped several times over, fits. */
@@ -63,7 +63,7 @@ export function makePreset(options: PresetOptions): GraphileConfig.Preset {
   const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
   return {
     extends: [PostGraphileAmberPreset],
-    plugins: [UpperCaseEnumsPlugin, ResponseFormatPlugin, ChatEventsPlugin, DepthLimitPlugin(), WebsocketAuthPlugin(options.jwtSecret)],
+    plugins: [UpperCaseEnumsPlugin, ResponseFormatPlugin, ChatEventsPlugin, QueryCostPlugin(), WebsocketAuthPlugin(options.jwtSecret)],
     pgServices: [makePgService({ pool: options.pool, schemas: ["chat_public"], pubsub: false })],
     // Strict functions: arguments without a default are required (non-null) in GraphQL.
     gather: { pgStrictFunctions: true },
