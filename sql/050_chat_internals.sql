@@ -153,7 +153,10 @@ $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.check_input_content(jsonb, text)', '{}');
 
 -- Idempotency keys: an advisory lock on (user, key) makes a concurrent repeat wait for the first call's commit.
-create or replace function chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) returns jsonb as $$
+-- p_request_sha256 identifies the request (chat_private.request_sha256): the same key with another request is
+-- refused, as is the same key for another operation.
+create or replace function chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text,
+  p_request_sha256 text) returns jsonb as $$
 declare
   v_row chat_private.idempotency_keys;
 begin
@@ -169,21 +172,46 @@ begin
     raise exception 'idempotency_key was already used for %', v_row.operation using errcode = 'IDKEY',
       column = 'idempotency_key';
   end if;
+  if found and v_row.request_sha256 is distinct from p_request_sha256 and v_row.request_sha256 is not null then
+    raise exception 'idempotency_key was already used with a different request' using errcode = 'IDKEY',
+      column = 'idempotency_key';
+  end if;
   return v_row.result;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.idempotent_result(uuid, text, text)', '{}');
+select chat_private.grant_execute('chat_private.idempotent_result(uuid, text, text, text)', '{}');
+
+-- What identifies a request under an idempotency key: its arguments, as one jsonb value (key order and whitespace
+-- do not matter).
+create or replace function chat_private.request_sha256(p_request jsonb) returns text as $$
+begin
+  return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_request::text, 'UTF8')), 'hex');
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, pg_temp;
+select chat_private.grant_execute('chat_private.request_sha256(jsonb)', '{}');
+
+-- Keys chatd mints itself: a batch item's chat (batch:<batch id>:<line>) and a subagent's (agent:<parent>:<tool
+-- call>). A client using one could create, under its own key space, the chat a batch item or a spawn then adopts.
+create or replace function chat_private.check_client_key(p_key text) returns void as $$
+begin
+  if p_key like 'batch:%' or p_key like 'agent:%' then
+    raise exception 'idempotency_key must not start with batch: or agent: (reserved for keys chatd mints)'
+      using errcode = 'CIINV', column = 'idempotency_key';
+  end if;
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, pg_temp;
+select chat_private.grant_execute('chat_private.check_client_key(text)', '{}');
 
 -- This and the other small helpers below are PL/pgSQL rather than SQL so that their plans are kept for the session
 -- (see chat_private.setting in 010_helpers.sql).
-create or replace function chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
-returns void as $$
+create or replace function chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb,
+  p_request_sha256 text) returns void as $$
 begin
-  insert into chat_private.idempotency_keys (owner_id, key, operation, result)
-  select p_owner, p_key, p_operation, p_result where p_key is not null;
+  insert into chat_private.idempotency_keys (owner_id, key, operation, result, request_sha256)
+  select p_owner, p_key, p_operation, p_result, p_request_sha256 where p_key is not null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.remember_result(uuid, text, text, jsonb)', '{}');
+select chat_private.grant_execute('chat_private.remember_result(uuid, text, text, jsonb, text)', '{}');
 
 create or replace function chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
 returns bigint as $$

@@ -71,10 +71,13 @@ declare
   v_request uuid;
   v_message bigint;
   v_result chat_public.chat_input_result;
+  v_request_sha256 text;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
-    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat');
+    v_request_sha256 := chat_private.request_sha256(pg_catalog.jsonb_build_array(p_content, p_format,
+      p_model_config_id, p_title, p_workspace, coalesce(p_dynamic_tools, '[]'), coalesce(p_plan_mode, false)));
+    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat', v_request_sha256);
     if v_previous is not null then
       return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
     end if;
@@ -110,7 +113,7 @@ begin
   values (v_chat_id, v_message, v_request);
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
   if p_idempotency_key is not null then
-    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result));
+    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
   perform chat_private.notify_chat(v_chat_id, 'created');
   return v_result;
@@ -133,6 +136,7 @@ create or replace function chat_public.create_chat(
 declare
   v_user uuid := chat_private.require_user();
 begin
+  perform chat_private.check_client_key(idempotency_key);
   return chat_private.create_chat_as(v_user, content, chat_private.parse_response_format(response_format),
     model_config_id, title, workspace, dynamic_tools, plan_mode, idempotency_key);
 end;
@@ -159,8 +163,16 @@ declare
   v_queued bigint;
   v_interrupt boolean;
   v_result chat_public.chat_input_result;
+  v_request_sha256 text;
 begin
-  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message');
+  perform chat_private.check_client_key(idempotency_key);
+  -- The format is parsed before the replay lookup: the parsed envelope is part of what identifies the request.
+  v_format := chat_private.parse_response_format(response_format);
+  if idempotency_key is not null then
+    v_request_sha256 := chat_private.request_sha256(pg_catalog.jsonb_build_array(send_chat_message.chat_id, content,
+      v_format, coalesce(busy_behavior, 'queue')));
+  end if;
+  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message', v_request_sha256);
   if v_previous is not null then
     return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
   end if;
@@ -169,7 +181,6 @@ begin
     raise exception 'busy_behavior must be queue or interrupt' using errcode = 'CIINV', column = 'busy_behavior';
   end if;
   v_interrupt := busy_behavior = 'interrupt';
-  v_format := chat_private.parse_response_format(response_format);
   v_chat := chat_private.begin_transition(send_chat_message.chat_id, 'send_message', v_user);
   v_state := chat_private.chat_state(v_chat);
   if v_format is not null then
@@ -199,7 +210,7 @@ begin
     end if;
   end if;
   v_result := (v_chat.id, v_message, v_queued, v_request, '{}')::chat_public.chat_input_result;
-  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result));
+  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result), v_request_sha256);
   perform chat_private.notify_chat(v_chat.id, 'message_sent');
   return v_result;
 end;

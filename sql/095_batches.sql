@@ -152,6 +152,11 @@ begin
       p_batch.model_config_id, left(coalesce(p_batch.name, 'batch') || ' #' || p_line, 200), p_batch.workspace,
       '[]', false, 'batch:' || p_batch.id || ':' || p_line, false);
     select * into v_request from chat_public.structured_output_requests where id = v_result.structured_output_request_id;
+    -- The item's chat must answer the batch's schema: a chat found under the item's key that carries another
+    -- schema (or none) was not created by this dispatcher, and the item fails instead of adopting it.
+    if v_request.schema_sha256 is distinct from p_batch.schema_sha256 then
+      raise exception 'the chat under this item''s idempotency key does not carry the batch''s schema';
+    end if;
     -- A replayed creation (the idempotency key already existed) may find its request finished.
     update chat_public.batch_items set chat_id = v_result.chat_id, structured_output_request_id = v_request.id,
       started_at = now(),
