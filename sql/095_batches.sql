@@ -407,7 +407,7 @@ create or replace function chat_public.batches_item_counts(b chat_public.batches
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.batches_item_counts(chat_public.batches) is
   E'The batch''s items by status (computed on read, never a stored counter).';
-select chat_private.grant_execute('chat_public.batches_item_counts(chat_public.batches)', '{chat_user, chat_operator, chat_worker}');
+select chat_private.grant_execute('chat_public.batches_item_counts(chat_public.batches)', '{chat_anonymous, chat_user, chat_operator, chat_worker}');
 
 create or replace view chat_private.batch_progress with (security_invoker = true) as
   select b.id as batch_id, b.owner_id, b.name, b.status, b.concurrency, b.total_items,

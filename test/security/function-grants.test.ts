@@ -143,12 +143,9 @@ const GRANTS: [string[], string[]][] = [
     "chat_public.chats_queue(chat_public.chats)",
     "chat_public.structured_output_enabled()",
   ]],
-  // Batch item counts (read under RLS).
-  [["chat_user", "chat_operator", "chat_worker"], [
-    "chat_public.batches_item_counts(chat_public.batches)",
-  ]],
-  // Identity (RLS policies call it).
+  // Identity (RLS policies call it); batch item counts (read under RLS).
   [["chat_anonymous", "chat_user", "chat_operator", "chat_worker"], [
+    "chat_public.batches_item_counts(chat_public.batches)",
     "chat_public.current_user_id()",
   ]],
 ];
