@@ -118,7 +118,8 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.operator_cancel_request(uuid, text) is
   E'Operator repair: cancels a pending structured request with an operator_canceled receipt whose message is the reason. Returns the receipt message id; SODON if it already finished.';
-select chat_private.grant_execute('chat_private.operator_cancel_request(uuid, text)', '{chat_operator}');
+-- The worker's batch cancellation ends the canceled batch's pending requests with it (worker/batch-tasks.ts).
+select chat_private.grant_execute('chat_private.operator_cancel_request(uuid, text)', '{chat_operator, chat_worker}');
 
 -- Repair: resumes a chat in error. The queue head runs next; without a queue, the last user input runs again as
 -- a new turn (its structured request, already failed, is not revived).
@@ -147,3 +148,5 @@ select chat_private.grant_execute('chat_private.operator_retry_chat(uuid)', '{ch
 grant select on chat_private.stuck_chats, chat_private.lease_holders, chat_private.request_outcomes_hourly,
   chat_private.recent_failures, chat_private.queue_depth, chat_private.turns_at_recovery_bound, chat_private.job_queue
   to chat_operator;
+-- The worker's /metrics counts stuck chats (src/metrics.ts).
+grant select on chat_private.stuck_chats to chat_worker;

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { Logger as WorkerLogger, run, type Runner, type TaskList } from "graphile-worker";
 import { projectRoot } from "../src/db/database.ts";
 import { createPool } from "../src/db/pool.ts";
+import { workerDatabaseUrl } from "../src/db/run-time-roles.ts";
 import type { Logger } from "../src/log.ts";
 import { closeParkedMcpConnections } from "../src/mcp/run-tools.ts";
 import { configureProvidersFromEnv } from "../src/providers/configure.ts";
@@ -53,11 +54,13 @@ export interface RunningWorker {
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  // Every connection of the worker (its pool, Graphile Worker's, the listener) works as chat_worker.
+  const databaseUrl = workerDatabaseUrl(options.databaseUrl);
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const concurrency = options.concurrency ?? 4;
   const log = options.logger.child({ worker_id: workerId });
   // Task queries + deltas + heartbeats share the pool; Graphile Worker takes a few of its own.
-  const pool = createPool({ connectionString: options.databaseUrl, max: concurrency * 3 + 4 }, log, "worker");
+  const pool = createPool({ connectionString: databaseUrl, max: concurrency * 3 + 4 }, log, "worker");
   const workspacesRoot = options.workspacesRoot ?? defaultWorkspacesRoot(projectRoot);
   // Read before anything starts, so a bad value stops the worker instead of changing which tools exist.
   const toolDeployment = options.tools ?? toolDeploymentFromEnv();
@@ -72,7 +75,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       : "model configs from the environment");
     await ensureDemoWorkspace(workspacesRoot);
   }
-  const listener = new ChatListener(options.databaseUrl, log);
+  const listener = new ChatListener(databaseUrl, log);
   const runs = new Set<(reason: StopReason) => void>();
   let stopping = false;
   const stats: RuntimeStats = { acquired: 0, reacquiredInJob: 0, turnsFinished: 0 };

@@ -5,9 +5,12 @@
 //     plant in front of a security definer function's names. Only the owner keeps it.
 //   - CREATE on schema public: `public` is on the security definer functions' search_path (after pg_catalog);
 //     PostgreSQL 14 and older, and databases upgraded from them, let every role create objects there.
+// And chat_worker's rights on Graphile Worker's schema: its migrations (run by `chatd migrate`) create and
+// recreate tables and functions, which start with no rights (nor row-level security policies) for anyone but the
+// owner.
 import type pg from "pg";
 
-/** Revokes what PUBLIC still holds; a no-op (and no privilege needed) when both are revoked already. */
+/** Revokes what PUBLIC still holds (a no-op, needing no privilege, when revoked already); grants the queue. */
 export async function hardenDatabase(client: pg.ClientBase): Promise<void> {
   try {
     await client.query(`do $$
@@ -30,4 +33,21 @@ export async function hardenDatabase(client: pg.ClientBase): Promise<void> {
     throw new Error("cannot revoke TEMP on chatd's database or CREATE on schema public from PUBLIC: the DATABASE_URL " +
       "user must own both, or an administrator revokes them once (see docs/security.md)", { cause: error });
   }
+  await client.query(`grant usage on schema graphile_worker to chat_worker;
+    grant select, insert, update, delete on all tables in schema graphile_worker to chat_worker;
+    revoke insert, update, delete on graphile_worker.migrations from chat_worker;
+    grant usage, select, update on all sequences in schema graphile_worker to chat_worker;
+    grant execute on all functions in schema graphile_worker to chat_worker`);
+  // Graphile Worker enables row-level security on its private tables with no policy (only their owner may use
+  // them); chat_worker gets one policy per such table.
+  await client.query(`do $$
+  declare
+    v_table regclass;
+  begin
+    for v_table in select c.oid::regclass from pg_catalog.pg_class c
+                   where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind = 'r' and c.relrowsecurity loop
+      execute pg_catalog.format('drop policy if exists chatd_worker on %s', v_table);
+      execute pg_catalog.format('create policy chatd_worker on %s for all to chat_worker using (true) with check (true)', v_table);
+    end loop;
+  end $$`);
 }

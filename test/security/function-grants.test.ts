@@ -77,7 +77,6 @@ const GRANTS: [string[], string[]][] = [
   // Operator repairs and reads.
   [["chat_operator"], [
     "chat_private.operator_cancel_batch(uuid,text)",
-    "chat_private.operator_cancel_request(uuid,text)",
     "chat_private.operator_create_batch(uuid,text,jsonb,text,text,text,integer,text)",
     "chat_private.operator_release_lease(uuid)",
     "chat_private.operator_retry_chat(uuid)",
@@ -127,6 +126,7 @@ const GRANTS: [string[], string[]][] = [
   ]],
   // Shared by operators and the worker.
   [["chat_operator", "chat_worker"], [
+    "chat_private.operator_cancel_request(uuid,text)",
     "chat_private.dispatch_batch(uuid)",
     "chat_private.response_format_errors(jsonb)",
     "chat_private.schema_sha256(jsonb)",
