@@ -57,6 +57,9 @@ REVOKE ALL ON FUNCTION chat_private.chat_state(p_chat chat_public.chats) FROM PU
 -- ACL chat_private FUNCTION check_agent_runner(p_parent uuid, p_runner uuid)
 REVOKE ALL ON FUNCTION chat_private.check_agent_runner(p_parent uuid, p_runner uuid) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION check_client_key(p_key text)
+REVOKE ALL ON FUNCTION chat_private.check_client_key(p_key text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION check_dynamic_tools(p_tools jsonb)
 REVOKE ALL ON FUNCTION chat_private.check_dynamic_tools(p_tools jsonb) FROM PUBLIC;
 
@@ -128,11 +131,14 @@ REVOKE ALL ON FUNCTION chat_private.finish_interruption(p_chat_id uuid, p_runner
 GRANT ALL ON FUNCTION chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_outcome jsonb) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_outcome jsonb) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION grant_execute(p_function regprocedure, p_roles text[])
+REVOKE ALL ON FUNCTION chat_private.grant_execute(p_function regprocedure, p_roles text[]) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION graphql_tagged(p_comment text, p_tags text)
 REVOKE ALL ON FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text)
-REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) FROM PUBLIC;
+-- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text)
+REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
@@ -164,6 +170,7 @@ REVOKE ALL ON FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_rea
 
 -- ACL chat_private FUNCTION operator_cancel_request(p_request_id uuid, p_reason text)
 GRANT ALL ON FUNCTION chat_private.operator_cancel_request(p_request_id uuid, p_reason text) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.operator_cancel_request(p_request_id uuid, p_reason text) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.operator_cancel_request(p_request_id uuid, p_reason text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION operator_create_batch(p_owner uuid, p_response_format text, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
@@ -198,12 +205,15 @@ REVOKE ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_
 GRANT ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
 
--- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
-REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) FROM PUBLIC;
+-- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text)
+REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer)
 GRANT ALL ON FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION request_sha256(p_request jsonb)
+REVOKE ALL ON FUNCTION chat_private.request_sha256(p_request jsonb) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION require_user()
 REVOKE ALL ON FUNCTION chat_private.require_user() FROM PUBLIC;
@@ -317,11 +327,11 @@ GRANT SELECT ON TABLE chat_private.message_internals TO chat_operator;
 GRANT SELECT ON TABLE chat_private.message_internals TO chat_worker;
 
 -- ACL chat_private TABLE model_config_secrets
-GRANT SELECT ON TABLE chat_private.model_config_secrets TO chat_worker;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_config_secrets TO chat_worker;
 
 -- ACL chat_private TABLE model_configs
 GRANT SELECT ON TABLE chat_private.model_configs TO chat_operator;
-GRANT SELECT ON TABLE chat_private.model_configs TO chat_worker;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_configs TO chat_worker;
 
 -- ACL chat_private TABLE queue_depth
 GRANT SELECT ON TABLE chat_private.queue_depth TO chat_operator;
@@ -345,6 +355,7 @@ GRANT SELECT ON TABLE chat_private.stop_hooks TO chat_worker;
 
 -- ACL chat_private TABLE stuck_chats
 GRANT SELECT ON TABLE chat_private.stuck_chats TO chat_operator;
+GRANT SELECT ON TABLE chat_private.stuck_chats TO chat_worker;
 
 -- ACL chat_private TABLE transition_rules
 GRANT SELECT ON TABLE chat_private.transition_rules TO chat_operator;
@@ -367,6 +378,7 @@ GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) T
 REVOKE ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) FROM PUBLIC;
 
 -- ACL chat_public FUNCTION batches_item_counts(b chat_public.batches)
+GRANT ALL ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) TO chat_operator;
 GRANT ALL ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) TO chat_user;
 GRANT ALL ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) TO chat_worker;
@@ -504,11 +516,13 @@ GRANT ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results json
 REVOKE ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) FROM PUBLIC;
 
 -- ACL chat_public TABLE batch_items
+GRANT SELECT ON TABLE chat_public.batch_items TO chat_anonymous;
 GRANT SELECT ON TABLE chat_public.batch_items TO chat_operator;
 GRANT SELECT ON TABLE chat_public.batch_items TO chat_user;
 GRANT SELECT ON TABLE chat_public.batch_items TO chat_worker;
 
 -- ACL chat_public TABLE batches
+GRANT SELECT ON TABLE chat_public.batches TO chat_anonymous;
 GRANT SELECT ON TABLE chat_public.batches TO chat_operator;
 GRANT SELECT ON TABLE chat_public.batches TO chat_user;
 GRANT SELECT ON TABLE chat_public.batches TO chat_worker;
@@ -1366,6 +1380,19 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private check_client_key(text)
+CREATE FUNCTION chat_private.check_client_key(p_key text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if p_key like 'batch:%' or p_key like 'agent:%' then
+    raise exception 'idempotency_key must not start with batch: or agent: (reserved for keys chatd mints)'
+      using errcode = 'CIINV', column = 'idempotency_key';
+  end if;
+end;
+$$;
+
 -- FUNCTION chat_private check_dynamic_tools(jsonb)
 CREATE FUNCTION chat_private.check_dynamic_tools(p_tools jsonb) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
@@ -1593,10 +1620,13 @@ declare
   v_request uuid;
   v_message bigint;
   v_result chat_public.chat_input_result;
+  v_request_sha256 text;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
-    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat');
+    v_request_sha256 := chat_private.request_sha256(pg_catalog.jsonb_build_array(p_content, p_format,
+      p_model_config_id, p_title, p_workspace, coalesce(p_dynamic_tools, '[]'), coalesce(p_plan_mode, false)));
+    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat', v_request_sha256);
     if v_previous is not null then
       return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
     end if;
@@ -1632,7 +1662,7 @@ begin
   values (v_chat_id, v_message, v_request);
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
   if p_idempotency_key is not null then
-    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result));
+    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
   perform chat_private.notify_chat(v_chat_id, 'created');
   return v_result;
@@ -1937,6 +1967,28 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private grant_execute(regprocedure, text[])
+CREATE FUNCTION chat_private.grant_execute(p_function regprocedure, p_roles text[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_grantee text;
+begin
+  for v_grantee in
+    select distinct case when a.grantee = 0 then 'public' else pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) end
+    from pg_catalog.pg_proc p, pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
+    where p.oid = p_function and a.grantee <> p.proowner
+  loop
+    execute pg_catalog.format('revoke all on function %s from %s', p_function, v_grantee);
+  end loop;
+  if pg_catalog.cardinality(p_roles) > 0 then
+    execute pg_catalog.format('grant execute on function %s to %s', p_function,
+      (select pg_catalog.string_agg(pg_catalog.quote_ident(r), ', ') from pg_catalog.unnest(p_roles) r));
+  end if;
+end;
+$$;
+
 -- FUNCTION chat_private graphql_tagged(text, text)
 CREATE FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -1945,8 +1997,8 @@ CREATE FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) RETURNS
   select p_tags || coalesce(E'\n' || nullif(regexp_replace(coalesce(p_comment, ''), '^(@[^\n]*\n?)+', ''), ''), '');
 $$;
 
--- FUNCTION chat_private idempotent_result(uuid, text, text)
-CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) RETURNS jsonb
+-- FUNCTION chat_private idempotent_result(uuid, text, text, text)
+CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -1963,6 +2015,10 @@ begin
   select * into v_row from chat_private.idempotency_keys where owner_id = p_owner and key = p_key;
   if found and v_row.operation <> p_operation then
     raise exception 'idempotency_key was already used for %', v_row.operation using errcode = 'IDKEY',
+      column = 'idempotency_key';
+  end if;
+  if found and v_row.request_sha256 is distinct from p_request_sha256 and v_row.request_sha256 is not null then
+    raise exception 'idempotency_key was already used with a different request' using errcode = 'IDKEY',
       column = 'idempotency_key';
   end if;
   return v_row.result;
@@ -2431,14 +2487,14 @@ CREATE FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) RET
   delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;
 $$;
 
--- FUNCTION chat_private remember_result(uuid, text, text, jsonb)
-CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) RETURNS void
+-- FUNCTION chat_private remember_result(uuid, text, text, jsonb, text)
+CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  insert into chat_private.idempotency_keys (owner_id, key, operation, result)
-  select p_owner, p_key, p_operation, p_result where p_key is not null;
+  insert into chat_private.idempotency_keys (owner_id, key, operation, result, request_sha256)
+  select p_owner, p_key, p_operation, p_result, p_request_sha256 where p_key is not null;
 end;
 $$;
 
@@ -2453,6 +2509,16 @@ CREATE FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lea
     where chat_id = p_chat_id and runner_id = p_runner_id
     returning 1)
   select exists (select 1 from renewed);
+$$;
+
+-- FUNCTION chat_private request_sha256(jsonb)
+CREATE FUNCTION chat_private.request_sha256(p_request jsonb) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_request::text, 'UTF8')), 'hex');
+end;
 $$;
 
 -- FUNCTION chat_private require_user()
@@ -2604,6 +2670,11 @@ begin
       p_batch.model_config_id, left(coalesce(p_batch.name, 'batch') || ' #' || p_line, 200), p_batch.workspace,
       '[]', false, 'batch:' || p_batch.id || ':' || p_line, false);
     select * into v_request from chat_public.structured_output_requests where id = v_result.structured_output_request_id;
+    -- The item's chat must answer the batch's schema: a chat found under the item's key that carries another
+    -- schema (or none) was not created by this dispatcher, and the item fails instead of adopting it.
+    if v_request.schema_sha256 is distinct from p_batch.schema_sha256 then
+      raise exception 'the chat under this item''s idempotency key does not carry the batch''s schema';
+    end if;
     -- A replayed creation (the idempotency key already existed) may find its request finished.
     update chat_public.batch_items set chat_id = v_result.chat_id, structured_output_request_id = v_request.id,
       started_at = now(),
@@ -3102,6 +3173,7 @@ CREATE FUNCTION chat_public.create_chat(content jsonb, response_format text DEFA
 declare
   v_user uuid := chat_private.require_user();
 begin
+  perform chat_private.check_client_key(idempotency_key);
   return chat_private.create_chat_as(v_user, content, chat_private.parse_response_format(response_format),
     model_config_id, title, workspace, dynamic_tools, plan_mode, idempotency_key);
 end;
@@ -3161,6 +3233,7 @@ declare
   v_request uuid;
   v_new_message bigint;
   v_receipts bigint[] := '{}';
+  v_superseded uuid[];
   v_pending uuid;
   v_receipt bigint;
 begin
@@ -3195,19 +3268,19 @@ begin
     v_request := chat_private.accept_structured_request(v_chat.id, v_format);
   end if;
   -- Edit ordering: collect the pending requests of the suffix and the queue, discard both, end them, then insert
-  -- the replacement, so that no live request ever loses its history.
-  create temporary table if not exists pg_temp.edit_superseded (ord bigserial, request_id uuid) on commit drop;
-  truncate pg_temp.edit_superseded;
-  insert into pg_temp.edit_superseded (request_id)
-  select m.structured_output_request_id from chat_public.chat_messages m
-  join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
-  where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
-  order by m.id;
-  insert into pg_temp.edit_superseded (request_id)
-  select q.structured_output_request_id from chat_public.chat_queued_messages q
-  join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
-  where q.chat_id = v_chat.id and r.status = 'pending'
-  order by q.position;
+  -- the replacement, so that no live request ever loses its history. An array, not a temporary table: a security
+  -- definer function must not name objects a caller can create first (a planted pg_temp table with a trigger would
+  -- run as this function's owner).
+  v_superseded := array(
+    select s.request_id from (
+      select m.structured_output_request_id as request_id, 0 as source, m.id as ord from chat_public.chat_messages m
+      join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
+      where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
+      union all
+      select q.structured_output_request_id, 1, q.position from chat_public.chat_queued_messages q
+      join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
+      where q.chat_id = v_chat.id and r.status = 'pending'
+    ) s order by s.source, s.ord);
   update chat_public.chat_messages m set deleted = true where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted;
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
   update chat_private.turn_progress t set finished_at = now() where t.chat_id = v_chat.id and t.finished_at is null;
@@ -3215,7 +3288,7 @@ begin
   -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
   update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
-  for v_pending in select request_id from pg_temp.edit_superseded order by ord loop
+  foreach v_pending in array v_superseded loop
     v_receipt := chat_private.write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
       v_receipts := v_receipts || v_receipt;
@@ -3325,8 +3398,16 @@ declare
   v_queued bigint;
   v_interrupt boolean;
   v_result chat_public.chat_input_result;
+  v_request_sha256 text;
 begin
-  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message');
+  perform chat_private.check_client_key(idempotency_key);
+  -- The format is parsed before the replay lookup: the parsed envelope is part of what identifies the request.
+  v_format := chat_private.parse_response_format(response_format);
+  if idempotency_key is not null then
+    v_request_sha256 := chat_private.request_sha256(pg_catalog.jsonb_build_array(send_chat_message.chat_id, content,
+      v_format, coalesce(busy_behavior, 'queue')));
+  end if;
+  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message', v_request_sha256);
   if v_previous is not null then
     return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
   end if;
@@ -3335,7 +3416,6 @@ begin
     raise exception 'busy_behavior must be queue or interrupt' using errcode = 'CIINV', column = 'busy_behavior';
   end if;
   v_interrupt := busy_behavior = 'interrupt';
-  v_format := chat_private.parse_response_format(response_format);
   v_chat := chat_private.begin_transition(send_chat_message.chat_id, 'send_message', v_user);
   v_state := chat_private.chat_state(v_chat);
   if v_format is not null then
@@ -3365,7 +3445,7 @@ begin
     end if;
   end if;
   v_result := (v_chat.id, v_message, v_queued, v_request, '{}')::chat_public.chat_input_result;
-  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result));
+  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result), v_request_sha256);
   perform chat_private.notify_chat(v_chat.id, 'message_sent');
   return v_result;
 end;
@@ -3557,11 +3637,17 @@ CREATE POLICY select_all_worker ON chat_private.message_internals FOR SELECT TO 
 -- POLICY chat_private model_config_secrets select_all_worker
 CREATE POLICY select_all_worker ON chat_private.model_config_secrets FOR SELECT TO chat_worker USING (true);
 
+-- POLICY chat_private model_config_secrets write_worker
+CREATE POLICY write_worker ON chat_private.model_config_secrets TO chat_worker USING (true) WITH CHECK (true);
+
 -- POLICY chat_private model_configs select_all_operator
 CREATE POLICY select_all_operator ON chat_private.model_configs FOR SELECT TO chat_operator USING (true);
 
 -- POLICY chat_private model_configs select_all_worker
 CREATE POLICY select_all_worker ON chat_private.model_configs FOR SELECT TO chat_worker USING (true);
+
+-- POLICY chat_private model_configs write_worker
+CREATE POLICY write_worker ON chat_private.model_configs TO chat_worker USING (true) WITH CHECK (true);
 
 -- POLICY chat_private settings select_all_operator
 CREATE POLICY select_all_operator ON chat_private.settings FOR SELECT TO chat_operator USING (true);
@@ -3801,7 +3887,9 @@ CREATE TABLE chat_private.idempotency_keys (
     operation text NOT NULL,
     result jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT idempotency_keys_key_check CHECK (((length(key) >= 1) AND (length(key) <= 200)))
+    request_sha256 text,
+    CONSTRAINT idempotency_keys_key_check CHECK (((length(key) >= 1) AND (length(key) <= 200))),
+    CONSTRAINT idempotency_keys_request_sha256_check CHECK ((request_sha256 ~ '^[0-9a-f]{64}$'::text))
 );
 
 -- TABLE chat_private mcp_server_secrets

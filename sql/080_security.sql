@@ -1,7 +1,7 @@
 -- Privileges and row-level security. Clients (chat_user) only SELECT, through RLS; every write is a security
 -- definer transition. chat_operator reads everything except secrets and writes nothing. chat_worker runs the
--- worker transitions. Row-level security, policies and table grants are migrations (0008 onwards); the function
--- grants stay here.
+-- worker transitions. Row-level security, policies and table grants are migrations (0008 onwards); each function's
+-- EXECUTE grant follows its definition (sql/005_execute_grants.sql).
 
 comment on table chat_public.users is E'People who own chats. The JWT `sub` claim is a user id.';
 comment on table chat_public.chats is
