@@ -56,7 +56,14 @@ export const QueryCostPlugin = (options: QueryCostOptions = {}): GraphileConfig.
         const graphqlPath = event.resolvedPreset.grafserv?.graphqlPath ?? "/graphql";
         if (request.method !== "POST" || request.path !== graphqlPath) return next();
         return (async (): Promise<Result | null> => {
-          const body = readBody(request.getHeader("content-type"), await request.getBody());
+          let raw: GrafservBody;
+          try {
+            raw = await request.getBody();
+          } catch {
+            // Too large or unreadable: grafserv reads the same (memoized) body next and answers with its status.
+            return next();
+          }
+          const body = readBody(request.getHeader("content-type"), raw);
           const refusal = body ? check(body, request.getHeader("authorization"), options) : null;
           if (!refusal) return next();
           // A formatted GraphQL error is plain JSON (message, extensions), which the type does not say.

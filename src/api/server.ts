@@ -9,7 +9,7 @@ import { grafserv } from "postgraphile/grafserv/node";
 import { createPool } from "../db/pool.ts";
 import { logger } from "../log.ts";
 import { resolveApiConnection } from "./api-role.ts";
-import { identify, resolveJwtSecret, signToken } from "./auth.ts";
+import { identify, maxTokenLifetimeSeconds, resolveJwtSecret, signToken } from "./auth.ts";
 import { introspectionPolicy } from "./introspection.ts";
 import { metricsAllowed } from "./metrics-access.ts";
 import { ChatListener } from "./listener.ts";
@@ -56,6 +56,8 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const development = options.development ?? process.env.NODE_ENV !== "production";
   process.env.GRAPHILE_ENV ??= development ? "development" : "production";
   const jwtSecret = options.jwtSecret ?? resolveJwtSecret();
+  // Read at every token check; a bad value stops the start instead of failing each request.
+  maxTokenLifetimeSeconds();
   const databaseUrl = options.pool.options.connectionString;
   if (!options.apiDatabaseUrl && !databaseUrl) throw new Error("startApi needs apiDatabaseUrl or a pool with a connectionString");
   const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, databaseUrl!);

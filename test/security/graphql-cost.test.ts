@@ -122,6 +122,15 @@ test(`a document of ${L.maxTokens} tokens is parsed and validated; one more toke
   assert.is(codeOf(over), "QUERY_TOO_LARGE");
 });
 
+test("a body over the request limit still gets grafserv's own answer (413), not a cost refusal", async () => {
+  const response = await fetch(t.api.graphqlUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ query: "query { __typename }", variables: { pad: "x".repeat(1024 * 1024 + 1) } }),
+  });
+  assert.is(response.status, 413);
+});
+
 test("the limits hold over websockets too", async () => {
   const client = t.ws(token);
   const errors = await new Promise<unknown>((resolve) => {
