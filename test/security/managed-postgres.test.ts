@@ -1,6 +1,7 @@
 // A managed PostgreSQL has no superuser for chatd: the owner is a login with CREATEROLE that owns chatd's
 // database. chatd migrate, the worker (as chat_worker) and the API (as chatd_api) all work with it, end to end:
-// a structured chat created over GraphQL is answered by the worker and its receipt read back.
+// a structured chat created over GraphQL is answered by the worker (with a login of its own, a member of chat_worker
+// only, as docs/security.md provisions it) and its receipt read back.
 import { randomBytes } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,12 +16,15 @@ import { withDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { workerDatabaseUrl } from "../../src/db/run-time-roles.ts";
 import { startWorker, type RunningWorker } from "../../worker/index.ts";
+import { sqlState } from "../support/db.ts";
 import { testLogger, waitFor } from "../support/worker.ts";
 
 const adminUrl = process.env.CHATD_TEST_ADMIN_URL!;
 const runner = process.env.CHATD_TEST_TEMPLATE!.split("_").pop();
 const suffix = randomBytes(4).toString("hex");
 const ownerRole = `chatd_owner_${suffix}`;
+// The worker's own login, as docs/security.md provisions it: a member of chat_worker and nothing else.
+const workerLogin = `chatd_worker_login_${suffix}`;
 const database = `chatd_t_${runner}_m${suffix}`;
 const password = "owner-password-for-the-test";
 // The cluster's chatd_api password is shared by the test files running at once (test/api/harness.ts uses it too).
@@ -56,6 +60,7 @@ test.after(async () => {
   await worker?.stop();
   await ownerPool.end();
   await admin(`drop database if exists ${database} with (force)`);
+  await admin(`drop role if exists ${workerLogin}`);
   await admin(`drop owned by ${ownerRole}`).catch(() => {});
   await admin(`drop role if exists ${ownerRole}`);
 });
@@ -83,11 +88,38 @@ test("the worker's connections work as chat_worker, with the owner's login", asy
   }
 });
 
-test("migrate, worker (chat_worker) and API (chatd_api) run a structured chat end to end", async () => {
+test("the worker's own login (CHATD_WORKER_DATABASE_URL) may take chat_worker and nothing more", async () => {
+  await ownerPool.query(`create role ${workerLogin} login password '${password}' in role chat_worker`);
+  const url = new URL(ownerUrl);
+  url.username = workerLogin;
+  const client = new pg.Client({ connectionString: workerDatabaseUrl(url.toString()) });
+  await client.connect();
+  try {
+    const { rows } = await client.query("select current_user::text as role");
+    assert.equal(rows[0], { role: "chat_worker" });
+    assert.is(await sqlState(client.query(`set role ${ownerRole}`)), "42501");
+    assert.is(await sqlState(client.query("create temporary table t (x int)")), "42501");
+  } finally {
+    await client.end();
+  }
+});
+
+test("migrate, worker (its own login, as chat_worker) and API (chatd_api) run a structured chat end to end", async () => {
   await ownerPool.query("update chat_private.experiments set enabled = true where name = 'chat-structured-output'");
   await ownerPool.query(`alter role chatd_api with login password '${apiPassword}'`);
   const { rows: [user] } = await ownerPool.query<{ id: string }>("insert into chat_public.users (name) values ('managed') returning id");
-  worker = await startWorker({ databaseUrl: ownerUrl, logger: testLogger, concurrency: 2, workspacesRoot: await mkdtemp(join(tmpdir(), "chatd-ws-")) });
+  const workerUrl = new URL(ownerUrl);
+  workerUrl.username = workerLogin;
+  process.env.CHATD_WORKER_DATABASE_URL = workerUrl.toString();
+  try {
+    // databaseUrl is the owner's; the worker must not use it.
+    worker = await startWorker({ databaseUrl: ownerUrl, logger: testLogger, concurrency: 2, workspacesRoot: await mkdtemp(join(tmpdir(), "chatd-ws-")) });
+  } finally {
+    delete process.env.CHATD_WORKER_DATABASE_URL;
+  }
+  const sessions = await ownerPool.query<{ login: string }>(
+    "select distinct usename::text as login from pg_stat_activity where datname = current_database() and application_name <> 'chatd migrate' and pid <> pg_backend_pid()");
+  assert.ok(sessions.rows.some((row) => row.login === workerLogin), JSON.stringify(sessions.rows));
   const secret = randomBytes(32).toString("hex");
   api = await startApi({ pool: ownerPool, port: 0, host: "127.0.0.1", apiDatabaseUrl: withApiRole(ownerUrl, apiPassword),
     jwtSecret: secret, development: false });
