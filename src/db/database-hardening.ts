@@ -39,14 +39,15 @@ export async function hardenDatabase(client: pg.ClientBase): Promise<void> {
     grant usage, select, update on all sequences in schema graphile_worker to chat_worker;
     grant execute on all functions in schema graphile_worker to chat_worker`);
   // Graphile Worker enables row-level security on its private tables with no policy (only their owner may use
-  // them); chat_worker gets one policy per such table.
+  // them); chat_worker gets one policy per such table. Created only where missing: CREATE POLICY locks the table
+  // (the job queue, which running workers use) in ACCESS EXCLUSIVE mode.
   await client.query(`do $$
   declare
     v_table regclass;
   begin
     for v_table in select c.oid::regclass from pg_catalog.pg_class c
-                   where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind = 'r' and c.relrowsecurity loop
-      execute pg_catalog.format('drop policy if exists chatd_worker on %s', v_table);
+                   where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind = 'r' and c.relrowsecurity
+                     and not exists (select from pg_catalog.pg_policy p where p.polrelid = c.oid and p.polname = 'chatd_worker') loop
       execute pg_catalog.format('create policy chatd_worker on %s for all to chat_worker using (true) with check (true)', v_table);
     end loop;
   end $$`);

@@ -70,8 +70,13 @@ test("chatd migrate works as a non-superuser owner, and re-running it is a no-op
   assert.is(rows[0]!.rolsuper, false);
   const first = await migrate(ownerUrl);
   assert.ok(first.migrationsApplied.length > 0);
+  const policies = "select array_agg(oid::text order by oid) as oids from pg_policy where polname = 'chatd_worker'";
+  const before = (await ownerPool.query<{ oids: string[] }>(policies)).rows[0]!.oids;
+  assert.ok(before.length > 0, "chat_worker's policies on Graphile Worker's tables");
   const again = await migrate(ownerUrl);
   assert.equal([again.migrationsApplied, again.sqlFilesApplied], [[], []]);
+  // Not recreated (CREATE POLICY would lock the job queue against running workers).
+  assert.equal((await ownerPool.query<{ oids: string[] }>(policies)).rows[0]!.oids, before);
   const owners = await ownerPool.query<{ owner: string }>(
     "select distinct pg_get_userbyid(relowner) as owner from pg_class where relnamespace = 'chat_public'::regnamespace");
   assert.equal(owners.rows.map((row) => row.owner), [ownerRole]);
