@@ -57,6 +57,9 @@ REVOKE ALL ON FUNCTION chat_private.chat_state(p_chat chat_public.chats) FROM PU
 -- ACL chat_private FUNCTION check_agent_runner(p_parent uuid, p_runner uuid)
 REVOKE ALL ON FUNCTION chat_private.check_agent_runner(p_parent uuid, p_runner uuid) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION check_client_key(p_key text)
+REVOKE ALL ON FUNCTION chat_private.check_client_key(p_key text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION check_dynamic_tools(p_tools jsonb)
 REVOKE ALL ON FUNCTION chat_private.check_dynamic_tools(p_tools jsonb) FROM PUBLIC;
 
@@ -128,11 +131,14 @@ REVOKE ALL ON FUNCTION chat_private.finish_interruption(p_chat_id uuid, p_runner
 GRANT ALL ON FUNCTION chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_outcome jsonb) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_outcome jsonb) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION grant_execute(p_function regprocedure, p_roles text[])
+REVOKE ALL ON FUNCTION chat_private.grant_execute(p_function regprocedure, p_roles text[]) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION graphql_tagged(p_comment text, p_tags text)
 REVOKE ALL ON FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text)
-REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) FROM PUBLIC;
+-- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text)
+REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
@@ -164,6 +170,7 @@ REVOKE ALL ON FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_rea
 
 -- ACL chat_private FUNCTION operator_cancel_request(p_request_id uuid, p_reason text)
 GRANT ALL ON FUNCTION chat_private.operator_cancel_request(p_request_id uuid, p_reason text) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.operator_cancel_request(p_request_id uuid, p_reason text) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.operator_cancel_request(p_request_id uuid, p_reason text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION operator_create_batch(p_owner uuid, p_response_format text, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
@@ -198,20 +205,15 @@ REVOKE ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_
 GRANT ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
 
--- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
-REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) FROM PUBLIC;
+-- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text)
+REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer)
 GRANT ALL ON FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer) FROM PUBLIC;
 
--- ACL chat_private FUNCTION report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric)
-GRANT ALL ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) TO chat_worker;
-REVOKE ALL ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) FROM PUBLIC;
-
--- ACL chat_private FUNCTION report_worker_stopped(p_queue_id text)
-GRANT ALL ON FUNCTION chat_private.report_worker_stopped(p_queue_id text) TO chat_worker;
-REVOKE ALL ON FUNCTION chat_private.report_worker_stopped(p_queue_id text) FROM PUBLIC;
+-- ACL chat_private FUNCTION request_sha256(p_request jsonb)
+REVOKE ALL ON FUNCTION chat_private.request_sha256(p_request jsonb) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION require_user()
 REVOKE ALL ON FUNCTION chat_private.require_user() FROM PUBLIC;
@@ -325,11 +327,11 @@ GRANT SELECT ON TABLE chat_private.message_internals TO chat_operator;
 GRANT SELECT ON TABLE chat_private.message_internals TO chat_worker;
 
 -- ACL chat_private TABLE model_config_secrets
-GRANT SELECT ON TABLE chat_private.model_config_secrets TO chat_worker;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_config_secrets TO chat_worker;
 
 -- ACL chat_private TABLE model_configs
 GRANT SELECT ON TABLE chat_private.model_configs TO chat_operator;
-GRANT SELECT ON TABLE chat_private.model_configs TO chat_worker;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_configs TO chat_worker;
 
 -- ACL chat_private TABLE queue_depth
 GRANT SELECT ON TABLE chat_private.queue_depth TO chat_operator;
@@ -353,6 +355,7 @@ GRANT SELECT ON TABLE chat_private.stop_hooks TO chat_worker;
 
 -- ACL chat_private TABLE stuck_chats
 GRANT SELECT ON TABLE chat_private.stuck_chats TO chat_operator;
+GRANT SELECT ON TABLE chat_private.stuck_chats TO chat_worker;
 
 -- ACL chat_private TABLE transition_rules
 GRANT SELECT ON TABLE chat_private.transition_rules TO chat_operator;
@@ -369,15 +372,13 @@ GRANT SELECT ON TABLE chat_private.turns_at_recovery_bound TO chat_operator;
 GRANT SELECT ON TABLE chat_private.worker_config_version TO chat_operator;
 GRANT SELECT ON TABLE chat_private.worker_config_version TO chat_worker;
 
--- ACL chat_private TABLE worker_processes
-GRANT SELECT ON TABLE chat_private.worker_processes TO chat_operator;
-
 -- ACL chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) FROM PUBLIC;
 
 -- ACL chat_public FUNCTION batches_item_counts(b chat_public.batches)
+GRANT ALL ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) TO chat_operator;
 GRANT ALL ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) TO chat_user;
 GRANT ALL ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) TO chat_worker;
@@ -515,11 +516,13 @@ GRANT ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results json
 REVOKE ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) FROM PUBLIC;
 
 -- ACL chat_public TABLE batch_items
+GRANT SELECT ON TABLE chat_public.batch_items TO chat_anonymous;
 GRANT SELECT ON TABLE chat_public.batch_items TO chat_operator;
 GRANT SELECT ON TABLE chat_public.batch_items TO chat_user;
 GRANT SELECT ON TABLE chat_public.batch_items TO chat_worker;
 
 -- ACL chat_public TABLE batches
+GRANT SELECT ON TABLE chat_public.batches TO chat_anonymous;
 GRANT SELECT ON TABLE chat_public.batches TO chat_operator;
 GRANT SELECT ON TABLE chat_public.batches TO chat_user;
 GRANT SELECT ON TABLE chat_public.batches TO chat_worker;
@@ -579,7 +582,7 @@ COMMENT ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) IS 'Starts pend
 COMMENT ON FUNCTION chat_private.enter_requires_action(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_pending_calls jsonb, p_timeout_seconds integer) IS 'Pauses the turn for client-executed tools: the lease is released (no worker slot is held) and a deadline job is scheduled.';
 
 -- COMMENT chat_private FUNCTION finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_kind text, p_message text)
-COMMENT ON FUNCTION chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_kind text, p_message text) IS 'Infrastructure failure: the active request fails with generation_failed, the chat enters error; queued structured requests get failed receipts (generation_failed), other queued inputs wait.';
+COMMENT ON FUNCTION chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_kind text, p_message text) IS 'Infrastructure failure: the active request fails with generation_failed, the chat enters error; the queue waits.';
 
 -- COMMENT chat_private FUNCTION finish_interruption(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_partial_messages jsonb)
 COMMENT ON FUNCTION chat_private.finish_interruption(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_partial_messages jsonb) IS 'Ends an interrupted turn: partial output first, then the `interrupted` receipt, then the queue head is promoted.';
@@ -600,13 +603,10 @@ COMMENT ON FUNCTION chat_private.operator_create_batch(p_owner uuid, p_response_
 COMMENT ON FUNCTION chat_private.operator_release_lease(p_chat_id uuid) IS 'Operator repair: releases the chat''s runner lease and re-enqueues the chat. Returns whether a lease existed.';
 
 -- COMMENT chat_private FUNCTION operator_retry_chat(p_chat_id uuid)
-COMMENT ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) IS 'Operator repair: resumes a chat in error: the queue head runs next, else the last user input runs again as a new turn. Queued structured requests already have failed receipts (generation_failed) from when the chat entered error.';
+COMMENT ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) IS 'Operator repair: resumes a chat in error: the queue head runs next, else the last user input runs again as a new turn.';
 
 -- COMMENT chat_private FUNCTION record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb)
 COMMENT ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) IS 'Worker: publishes (or clears) the provider retry state of the running step in chats.retry_state; a new state starts a new generation attempt. Returns the new fence.';
-
--- COMMENT chat_private FUNCTION report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric)
-COMMENT ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) IS 'A worker process is alive until p_ttl_seconds from now; the jobs it locked count as running until then.';
 
 -- COMMENT chat_private FUNCTION response_format_errors(p_format jsonb)
 COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Envelope errors of a response_format value, as (field, detail) rows; no rows when the envelope is acceptable.';
@@ -615,7 +615,7 @@ COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Enve
 COMMENT ON FUNCTION chat_private.spawn_child_chat(p_parent uuid, p_runner uuid, p_content jsonb, p_title text, p_key text) IS 'Subagents: creates a child chat (depth 1) for the runner holding the parent''s lease. The child never inherits a response format.';
 
 -- COMMENT chat_private FUNCTION sweep_expired_leases()
-COMMENT ON FUNCTION chat_private.sweep_expired_leases() IS 'Re-enqueues runnable chats without a live lease (at once when the worker that fetched their job is dead); counts recoveries per turn and fails turns past the bound.';
+COMMENT ON FUNCTION chat_private.sweep_expired_leases() IS 'Re-enqueues runnable chats without a live lease; counts recoveries per turn and fails turns past the bound.';
 
 -- COMMENT chat_private FUNCTION turn_state(p_chat_id uuid)
 COMMENT ON FUNCTION chat_private.turn_state(p_chat_id uuid) IS 'What the worker''s next step needs, in one snapshot: the chat, its open turn, the model-visible history from the newest live summary, whether compaction is due, and the worker config version.';
@@ -635,20 +635,17 @@ COMMENT ON TABLE chat_private.stop_hooks IS 'Stop hooks: HTTP webhooks called (P
 -- COMMENT chat_private TABLE worker_config_version
 COMMENT ON TABLE chat_private.worker_config_version IS 'Bumped by every change of settings, model configs, stop hooks and their secrets: the worker''s per-process caches of those rows are valid while their version is current.';
 
--- COMMENT chat_private TABLE worker_processes
-COMMENT ON TABLE chat_private.worker_processes IS 'Live worker processes: queue_id is Graphile Worker''s locked_by for the jobs the process fetches, worker_id is chatd''s (host:pid:suffix, as in lease_holders). A row whose expires_at passed belongs to a process that stopped reporting (killed).';
-
 -- COMMENT chat_private VIEW batch_progress
 COMMENT ON VIEW chat_private.batch_progress IS 'Every batch with its items by status, throughput since it started (items that ran per second) and an ETA for running batches. Order by created_at desc; filter on status for the active ones.';
 
 -- COMMENT chat_private VIEW job_queue
-COMMENT ON VIEW chat_private.job_queue IS 'Graphile Worker jobs by task, each counted once: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a live worker), locked_by_dead_worker (its worker stopped reporting: the sweep re-enqueues the chat and removes the job), failed_permanently (out of attempts, not locked) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
+COMMENT ON VIEW chat_private.job_queue IS 'Graphile Worker jobs by task: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a worker), failed_permanently (out of attempts) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
 
 -- COMMENT chat_private VIEW lease_holders
 COMMENT ON VIEW chat_private.lease_holders IS 'Every runner lease: which worker process (worker_id: host:pid:suffix) holds which chat, until when, and whether it is still live.';
 
 -- COMMENT chat_private VIEW queue_depth
-COMMENT ON VIEW chat_private.queue_depth IS 'Queued inputs per chat: how many, how many carry a structured request, and the age of the oldest. A chat in error keeps its plain queued inputs until the client (or chat_private.operator_retry_chat) resumes it; its queued structured requests got failed receipts when it entered error.';
+COMMENT ON VIEW chat_private.queue_depth IS 'Queued inputs per chat: how many, how many carry a structured request, and the age of the oldest. A chat in error keeps its queue until the client (or chat_private.operator_retry_chat) resumes it.';
 
 -- COMMENT chat_private VIEW recent_failures
 COMMENT ON VIEW chat_private.recent_failures IS 'Failed structured requests and chats in error, with their sanitized reasons (never provider bodies or schema values). Order by `at` desc.';
@@ -908,10 +905,6 @@ ALTER TABLE ONLY chat_private.turn_progress
 -- CONSTRAINT chat_private worker_config_version worker_config_version_pkey
 ALTER TABLE ONLY chat_private.worker_config_version
     ADD CONSTRAINT worker_config_version_pkey PRIMARY KEY (id);
-
--- CONSTRAINT chat_private worker_processes worker_processes_pkey
-ALTER TABLE ONLY chat_private.worker_processes
-    ADD CONSTRAINT worker_processes_pkey PRIMARY KEY (queue_id);
 
 -- CONSTRAINT chat_public batch_items batch_items_pkey
 ALTER TABLE ONLY chat_public.batch_items
@@ -1396,6 +1389,19 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private check_client_key(text)
+CREATE FUNCTION chat_private.check_client_key(p_key text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+begin
+  if p_key like 'batch:%' or p_key like 'agent:%' then
+    raise exception 'idempotency_key must not start with batch: or agent: (reserved for keys chatd mints)'
+      using errcode = 'CIINV', column = 'idempotency_key';
+  end if;
+end;
+$$;
+
 -- FUNCTION chat_private check_dynamic_tools(jsonb)
 CREATE FUNCTION chat_private.check_dynamic_tools(p_tools jsonb) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
@@ -1623,10 +1629,13 @@ declare
   v_request uuid;
   v_message bigint;
   v_result chat_public.chat_input_result;
+  v_request_sha256 text;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
-    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat');
+    v_request_sha256 := chat_private.request_sha256(pg_catalog.jsonb_build_array(p_content, p_format,
+      p_model_config_id, p_title, p_workspace, coalesce(p_dynamic_tools, '[]'), coalesce(p_plan_mode, false)));
+    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat', v_request_sha256);
     if v_previous is not null then
       return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
     end if;
@@ -1662,7 +1671,7 @@ begin
   values (v_chat_id, v_message, v_request);
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
   if p_idempotency_key is not null then
-    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result));
+    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
   perform chat_private.notify_chat(v_chat_id, 'created');
   return v_result;
@@ -1787,19 +1796,10 @@ CREATE FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message te
     AS $$
 declare
   v_request uuid := chat_private.active_request(p_chat_id);
-  v_queued uuid;
 begin
   if v_request is not null then
     perform chat_private.write_receipt(v_request, 'failed', 'generation_failed', p_message);
   end if;
-  for v_queued in
-    delete from chat_public.chat_queued_messages
-    where chat_id = p_chat_id and structured_output_request_id is not null
-    returning structured_output_request_id
-  loop
-    perform chat_private.write_receipt(v_queued, 'failed', 'generation_failed',
-      format('The chat entered error (%s) before this queued request ran.', p_kind));
-  end loop;
   update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
   update chat_public.chats set status = 'error', retry_state = null,
@@ -1976,6 +1976,28 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private grant_execute(regprocedure, text[])
+CREATE FUNCTION chat_private.grant_execute(p_function regprocedure, p_roles text[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO 'pg_catalog', 'pg_temp'
+    AS $$
+declare
+  v_grantee text;
+begin
+  for v_grantee in
+    select distinct case when a.grantee = 0 then 'public' else pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) end
+    from pg_catalog.pg_proc p, pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
+    where p.oid = p_function and a.grantee <> p.proowner
+  loop
+    execute pg_catalog.format('revoke all on function %s from %s', p_function, v_grantee);
+  end loop;
+  if pg_catalog.cardinality(p_roles) > 0 then
+    execute pg_catalog.format('grant execute on function %s to %s', p_function,
+      (select pg_catalog.string_agg(pg_catalog.quote_ident(r), ', ') from pg_catalog.unnest(p_roles) r));
+  end if;
+end;
+$$;
+
 -- FUNCTION chat_private graphql_tagged(text, text)
 CREATE FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) RETURNS text
     LANGUAGE sql IMMUTABLE
@@ -1984,8 +2006,8 @@ CREATE FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) RETURNS
   select p_tags || coalesce(E'\n' || nullif(regexp_replace(coalesce(p_comment, ''), '^(@[^\n]*\n?)+', ''), ''), '');
 $$;
 
--- FUNCTION chat_private idempotent_result(uuid, text, text)
-CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) RETURNS jsonb
+-- FUNCTION chat_private idempotent_result(uuid, text, text, text)
+CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -2002,6 +2024,10 @@ begin
   select * into v_row from chat_private.idempotency_keys where owner_id = p_owner and key = p_key;
   if found and v_row.operation <> p_operation then
     raise exception 'idempotency_key was already used for %', v_row.operation using errcode = 'IDKEY',
+      column = 'idempotency_key';
+  end if;
+  if found and v_row.request_sha256 is distinct from p_request_sha256 and v_row.request_sha256 is not null then
+    raise exception 'idempotency_key was already used with a different request' using errcode = 'IDKEY',
       column = 'idempotency_key';
   end if;
   return v_row.result;
@@ -2470,14 +2496,14 @@ CREATE FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) RET
   delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;
 $$;
 
--- FUNCTION chat_private remember_result(uuid, text, text, jsonb)
-CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) RETURNS void
+-- FUNCTION chat_private remember_result(uuid, text, text, jsonb, text)
+CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  insert into chat_private.idempotency_keys (owner_id, key, operation, result)
-  select p_owner, p_key, p_operation, p_result where p_key is not null;
+  insert into chat_private.idempotency_keys (owner_id, key, operation, result, request_sha256)
+  select p_owner, p_key, p_operation, p_result, p_request_sha256 where p_key is not null;
 end;
 $$;
 
@@ -2494,22 +2520,14 @@ CREATE FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lea
   select exists (select 1 from renewed);
 $$;
 
--- FUNCTION chat_private report_worker_alive(text, text, numeric)
-CREATE FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) RETURNS void
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+-- FUNCTION chat_private request_sha256(jsonb)
+CREATE FUNCTION chat_private.request_sha256(p_request jsonb) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'pg_temp'
     AS $$
-  insert into chat_private.worker_processes (queue_id, worker_id, expires_at)
-  values (p_queue_id, p_worker_id, now() + make_interval(secs => p_ttl_seconds))
-  on conflict (queue_id) do update set seen_at = now(), expires_at = excluded.expires_at;
-$$;
-
--- FUNCTION chat_private report_worker_stopped(text)
-CREATE FUNCTION chat_private.report_worker_stopped(p_queue_id text) RETURNS void
-    LANGUAGE sql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-  delete from chat_private.worker_processes where queue_id = p_queue_id;
+begin
+  return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_request::text, 'UTF8')), 'hex');
+end;
 $$;
 
 -- FUNCTION chat_private require_user()
@@ -2661,6 +2679,11 @@ begin
       p_batch.model_config_id, left(coalesce(p_batch.name, 'batch') || ' #' || p_line, 200), p_batch.workspace,
       '[]', false, 'batch:' || p_batch.id || ':' || p_line, false);
     select * into v_request from chat_public.structured_output_requests where id = v_result.structured_output_request_id;
+    -- The item's chat must answer the batch's schema: a chat found under the item's key that carries another
+    -- schema (or none) was not created by this dispatcher, and the item fails instead of adopting it.
+    if v_request.schema_sha256 is distinct from p_batch.schema_sha256 then
+      raise exception 'the chat under this item''s idempotency key does not carry the batch''s schema';
+    end if;
     -- A replayed creation (the idempotency key already existed) may find its request finished.
     update chat_public.batch_items set chat_id = v_result.chat_id, structured_output_request_id = v_request.id,
       started_at = now(),
@@ -2738,20 +2761,17 @@ declare
   v_chat record;
   v_count integer := 0;
   v_recoveries integer;
-  v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
+      and (l.expires_at <= now()
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker._private_jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
-                        or (j.locked_at > now() - v_lease
-                            and not exists (select 1 from chat_private.worker_processes w
-                                            where w.queue_id = j.locked_by and w.expires_at <= now()))))))
+                        or j.locked_at > now() - make_interval(secs => chat_private.setting_int('lease_seconds'))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
@@ -2769,15 +2789,6 @@ begin
     end if;
     perform chat_private.enqueue_chat_run(v_chat.id);
   end loop;
-  -- chat_run jobs that dead workers hold (fetched, never finished) only wake chats, which the loop above has woken
-  -- again: they are removed, so the queue shows each job once in its real state (chat_private.job_queue).
-  delete from graphile_worker._private_jobs j
-  using graphile_worker._private_tasks t, chat_private.worker_processes w
-  where t.id = j.task_id and t.identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
-    and j.locked_at is not null;
-  delete from chat_private.worker_processes w
-  where w.expires_at < now() - interval '1 hour'
-    and not exists (select 1 from graphile_worker._private_jobs j where j.locked_by = w.queue_id);
   return v_count;
 end;
 $$;
@@ -3171,6 +3182,7 @@ CREATE FUNCTION chat_public.create_chat(content jsonb, response_format text DEFA
 declare
   v_user uuid := chat_private.require_user();
 begin
+  perform chat_private.check_client_key(idempotency_key);
   return chat_private.create_chat_as(v_user, content, chat_private.parse_response_format(response_format),
     model_config_id, title, workspace, dynamic_tools, plan_mode, idempotency_key);
 end;
@@ -3230,6 +3242,7 @@ declare
   v_request uuid;
   v_new_message bigint;
   v_receipts bigint[] := '{}';
+  v_superseded uuid[];
   v_pending uuid;
   v_receipt bigint;
 begin
@@ -3264,19 +3277,19 @@ begin
     v_request := chat_private.accept_structured_request(v_chat.id, v_format);
   end if;
   -- Edit ordering: collect the pending requests of the suffix and the queue, discard both, end them, then insert
-  -- the replacement, so that no live request ever loses its history.
-  create temporary table if not exists pg_temp.edit_superseded (ord bigserial, request_id uuid) on commit drop;
-  truncate pg_temp.edit_superseded;
-  insert into pg_temp.edit_superseded (request_id)
-  select m.structured_output_request_id from chat_public.chat_messages m
-  join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
-  where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
-  order by m.id;
-  insert into pg_temp.edit_superseded (request_id)
-  select q.structured_output_request_id from chat_public.chat_queued_messages q
-  join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
-  where q.chat_id = v_chat.id and r.status = 'pending'
-  order by q.position;
+  -- the replacement, so that no live request ever loses its history. An array, not a temporary table: a security
+  -- definer function must not name objects a caller can create first (a planted pg_temp table with a trigger would
+  -- run as this function's owner).
+  v_superseded := array(
+    select s.request_id from (
+      select m.structured_output_request_id as request_id, 0 as source, m.id as ord from chat_public.chat_messages m
+      join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
+      where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
+      union all
+      select q.structured_output_request_id, 1, q.position from chat_public.chat_queued_messages q
+      join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
+      where q.chat_id = v_chat.id and r.status = 'pending'
+    ) s order by s.source, s.ord);
   update chat_public.chat_messages m set deleted = true where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted;
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
   update chat_private.turn_progress t set finished_at = now() where t.chat_id = v_chat.id and t.finished_at is null;
@@ -3284,7 +3297,7 @@ begin
   -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
   update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
-  for v_pending in select request_id from pg_temp.edit_superseded order by ord loop
+  foreach v_pending in array v_superseded loop
     v_receipt := chat_private.write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
       v_receipts := v_receipts || v_receipt;
@@ -3394,8 +3407,16 @@ declare
   v_queued bigint;
   v_interrupt boolean;
   v_result chat_public.chat_input_result;
+  v_request_sha256 text;
 begin
-  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message');
+  perform chat_private.check_client_key(idempotency_key);
+  -- The format is parsed before the replay lookup: the parsed envelope is part of what identifies the request.
+  v_format := chat_private.parse_response_format(response_format);
+  if idempotency_key is not null then
+    v_request_sha256 := chat_private.request_sha256(pg_catalog.jsonb_build_array(send_chat_message.chat_id, content,
+      v_format, coalesce(busy_behavior, 'queue')));
+  end if;
+  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message', v_request_sha256);
   if v_previous is not null then
     return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
   end if;
@@ -3404,7 +3425,6 @@ begin
     raise exception 'busy_behavior must be queue or interrupt' using errcode = 'CIINV', column = 'busy_behavior';
   end if;
   v_interrupt := busy_behavior = 'interrupt';
-  v_format := chat_private.parse_response_format(response_format);
   v_chat := chat_private.begin_transition(send_chat_message.chat_id, 'send_message', v_user);
   v_state := chat_private.chat_state(v_chat);
   if v_format is not null then
@@ -3434,7 +3454,7 @@ begin
     end if;
   end if;
   v_result := (v_chat.id, v_message, v_queued, v_request, '{}')::chat_public.chat_input_result;
-  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result));
+  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result), v_request_sha256);
   perform chat_private.notify_chat(v_chat.id, 'message_sent');
   return v_result;
 end;
@@ -3626,11 +3646,17 @@ CREATE POLICY select_all_worker ON chat_private.message_internals FOR SELECT TO 
 -- POLICY chat_private model_config_secrets select_all_worker
 CREATE POLICY select_all_worker ON chat_private.model_config_secrets FOR SELECT TO chat_worker USING (true);
 
+-- POLICY chat_private model_config_secrets write_worker
+CREATE POLICY write_worker ON chat_private.model_config_secrets TO chat_worker USING (true) WITH CHECK (true);
+
 -- POLICY chat_private model_configs select_all_operator
 CREATE POLICY select_all_operator ON chat_private.model_configs FOR SELECT TO chat_operator USING (true);
 
 -- POLICY chat_private model_configs select_all_worker
 CREATE POLICY select_all_worker ON chat_private.model_configs FOR SELECT TO chat_worker USING (true);
+
+-- POLICY chat_private model_configs write_worker
+CREATE POLICY write_worker ON chat_private.model_configs TO chat_worker USING (true) WITH CHECK (true);
 
 -- POLICY chat_private settings select_all_operator
 CREATE POLICY select_all_operator ON chat_private.settings FOR SELECT TO chat_operator USING (true);
@@ -3870,7 +3896,9 @@ CREATE TABLE chat_private.idempotency_keys (
     operation text NOT NULL,
     result jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT idempotency_keys_key_check CHECK (((length(key) >= 1) AND (length(key) <= 200)))
+    request_sha256 text,
+    CONSTRAINT idempotency_keys_key_check CHECK (((length(key) >= 1) AND (length(key) <= 200))),
+    CONSTRAINT idempotency_keys_request_sha256_check CHECK ((request_sha256 ~ '^[0-9a-f]{64}$'::text))
 );
 
 -- TABLE chat_private mcp_server_secrets
@@ -3999,15 +4027,6 @@ CREATE TABLE chat_private.worker_config_version (
     id boolean DEFAULT true NOT NULL,
     version bigint DEFAULT 1 NOT NULL,
     CONSTRAINT worker_config_version_id_check CHECK (id)
-);
-
--- TABLE chat_private worker_processes
-CREATE TABLE chat_private.worker_processes (
-    queue_id text NOT NULL,
-    worker_id text NOT NULL,
-    started_at timestamp with time zone DEFAULT now() NOT NULL,
-    seen_at timestamp with time zone DEFAULT now() NOT NULL,
-    expires_at timestamp with time zone NOT NULL
 );
 
 -- TABLE chat_public batch_items
@@ -4357,16 +4376,12 @@ CREATE VIEW chat_private.batch_progress WITH (security_invoker='true') AS
 -- VIEW chat_private job_queue
 CREATE VIEW chat_private.job_queue AS
  SELECT j.task_identifier,
-    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.attempts < j.max_attempts) AND (j.run_at <= now()))) AS waiting,
-    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.attempts < j.max_attempts) AND (j.run_at > now()))) AS scheduled,
-    count(*) FILTER (WHERE ((j.locked_at IS NOT NULL) AND (NOT dead.is_dead))) AS running,
-    count(*) FILTER (WHERE ((j.locked_at IS NOT NULL) AND dead.is_dead)) AS locked_by_dead_worker,
-    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.attempts >= j.max_attempts))) AS failed_permanently,
-    min(j.run_at) FILTER (WHERE ((j.locked_at IS NULL) AND (j.attempts < j.max_attempts) AND (j.run_at <= now()))) AS oldest_waiting_since
-   FROM (graphile_worker.jobs j
-     CROSS JOIN LATERAL ( SELECT (EXISTS ( SELECT 1
-                   FROM chat_private.worker_processes w
-                  WHERE ((w.queue_id = j.locked_by) AND (w.expires_at < now())))) AS is_dead) dead)
+    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.run_at <= now()))) AS waiting,
+    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.run_at > now()))) AS scheduled,
+    count(*) FILTER (WHERE (j.locked_at IS NOT NULL)) AS running,
+    count(*) FILTER (WHERE (j.attempts >= j.max_attempts)) AS failed_permanently,
+    min(j.run_at) FILTER (WHERE ((j.locked_at IS NULL) AND (j.run_at <= now()))) AS oldest_waiting_since
+   FROM graphile_worker.jobs j
   GROUP BY j.task_identifier;
 
 -- VIEW chat_private lease_holders

@@ -9,6 +9,7 @@ create or replace function chat_public.current_user_id() returns uuid as $$
 $$ language sql stable;
 comment on function chat_public.current_user_id() is
   E'The id of the user making the request (the `sub` claim of the JWT), or null for anonymous requests.';
+select chat_private.grant_execute('chat_public.current_user_id()', '{chat_anonymous, chat_user, chat_operator, chat_worker}');
 
 create or replace function chat_private.require_user() returns uuid as $$
 declare
@@ -20,6 +21,7 @@ begin
   return v_user;
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.require_user()', '{}');
 
 -- The helpers below are PL/pgSQL, not SQL: PostgreSQL does not inline a SQL function that is security definer or
 -- has a SET clause, and parses and plans its body afresh for each calling query (once per transaction when the
@@ -29,18 +31,22 @@ begin
   return (select value from chat_private.settings where name = p_name);
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.setting(text)', '{chat_operator}');
 
 create or replace function chat_private.setting_int(p_name text) returns integer as $$
 begin
   return (select (value #>> '{}')::integer from chat_private.settings where name = p_name);
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+-- chat_private.turns_at_recovery_bound (sql/090) reads a bound with the operator's rights.
+select chat_private.grant_execute('chat_private.setting_int(text)', '{chat_operator}');
 
 create or replace function chat_private.experiment_enabled(p_name text) returns boolean as $$
 begin
   return coalesce((select enabled from chat_private.experiments where name = p_name), false);
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.experiment_enabled(text)', '{}');
 
 -- One NOTIFY per transition: streams re-read rows newer than their watermark, so the payload is only a hint.
 -- notify_chat_row takes the chat row a transition already holds (from its locking UPDATE ... RETURNING or its last
@@ -52,10 +58,12 @@ create or replace function chat_private.chat_notification(p_chat chat_public.cha
     'snapshot_version', (p_chat).snapshot_version, 'history_version', (p_chat).history_version,
     'queue_version', (p_chat).queue_version, 'generation_attempt', (p_chat).generation_attempt)::text;
 $$ language sql stable;
+select chat_private.grant_execute('chat_private.chat_notification(chat_public.chats, text)', '{}');
 
 create or replace function chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) returns void as $$
   select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, chat_private.chat_notification(p_chat, p_change));
 $$ language sql volatile;
+select chat_private.grant_execute('chat_private.notify_chat_row(chat_public.chats, text)', '{}');
 
 -- What a running step must hear at once (an interrupt, or an edit that moves the history under it) also goes to
 -- `chatd:worker`, the one channel every worker process listens to (worker/loop/listener.ts), so a run needs no
@@ -76,3 +84,4 @@ begin
   end if;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.notify_chat(uuid, text)', '{}');

@@ -35,6 +35,7 @@ begin
   return NEW;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chat_messages__stamp_revision()', '{}');
 
 -- Receipts: inserted only by chat_private.write_receipt; identity and content never change afterwards.
 -- WHEN clauses: only rows that are or were receipts call the function (ordinary rows have nothing to check).
@@ -59,6 +60,7 @@ begin
   return NEW;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chat_messages__guard_receipts()', '{}');
 
 -- PostgreSQL allows no transition tables on `update of column` triggers, so compare old and new rows here.
 create or replace function chat_private.tg_chat_messages__fence_update() returns trigger as $$
@@ -71,6 +73,7 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chat_messages__fence_update()', '{}');
 
 create or replace function chat_private.tg_chat_messages__fence_delete() returns trigger as $$
 begin
@@ -81,6 +84,7 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chat_messages__fence_delete()', '{}');
 
 create or replace function chat_private.tg_chat_queued_messages__bump_queue_version() returns trigger as $$
 begin
@@ -90,6 +94,7 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chat_queued_messages__bump_queue_version()', '{}');
 
 -- Transactional outbox: the job that runs a chat is added in the same transaction that makes it runnable
 -- (a status change into running/interrupting, or a new turn starting while it is already running).
@@ -104,6 +109,7 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
   set plan_cache_mode to force_generic_plan;
+select chat_private.grant_execute('chat_private.enqueue_chat_run(uuid)', '{}');
 
 -- A chat becomes runnable in two ways, and each has one trigger: its status changes into running or interrupting
 -- (here), or a turn starts while it is running (the turn_progress insert below), which is how a new chat is
@@ -116,6 +122,7 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chats__enqueue_run()', '{}');
 
 create or replace function chat_private.tg_turn_progress__enqueue_run() returns trigger as $$
 begin
@@ -125,6 +132,7 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_turn_progress__enqueue_run()', '{}');
 
 create or replace function chat_private.tg_chats__touch() returns trigger as $$
 begin
@@ -132,3 +140,4 @@ begin
   return NEW;
 end;
 $$ language plpgsql volatile set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chats__touch()', '{}');

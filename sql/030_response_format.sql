@@ -68,6 +68,7 @@ end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.response_format_errors(jsonb) is
   E'Envelope errors of a response_format value, as (field, detail) rows; no rows when the envelope is acceptable.';
+select chat_private.grant_execute('chat_private.response_format_errors(jsonb)', '{chat_operator, chat_worker}');
 
 -- Parses the client's JSON text and returns the json_schema envelope, or null for text behaviour.
 create or replace function chat_private.parse_response_format(p_text text) returns jsonb as $$
@@ -100,6 +101,7 @@ begin
   return v_format -> 'json_schema';
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.parse_response_format(text)', '{}');
 
 -- No SET clause, so PostgreSQL inlines it into the calling statement instead of planning it on every call; every
 -- name is qualified, so the caller's search_path cannot redirect it. Stable, as convert_to is: PostgreSQL does not
@@ -107,6 +109,7 @@ $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
 create or replace function chat_private.schema_sha256(p_schema jsonb) returns text as $$
   select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_schema::pg_catalog.text, 'UTF8')), 'hex');
 $$ language sql stable;
+select chat_private.grant_execute('chat_private.schema_sha256(jsonb)', '{chat_operator, chat_worker}');
 
 -- The state-dependent admission rules, checked under the chat lock. Returns the new request id.
 -- p_check_experiment is false only for work accepted earlier as a whole (a batch's items).
@@ -139,3 +142,4 @@ begin
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.accept_structured_request(uuid, jsonb, boolean)', '{}');

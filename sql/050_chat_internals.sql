@@ -9,6 +9,7 @@ comment on type chat_public.chat_input_result is
 create or replace function chat_private.chat_state(p_chat chat_public.chats) returns text as $$
   select case when (p_chat).archived then 'archived' else (p_chat).status::text end;
 $$ language sql stable;
+select chat_private.grant_execute('chat_private.chat_state(chat_public.chats)', '{}');
 
 -- Locks the chat, checks the allowed-transition table, bumps snapshot_version once. p_owner hides other users' chats.
 -- The allowed case is one UPDATE: it waits for the row lock, then checks the rule against the row as it is after
@@ -50,6 +51,7 @@ begin
   return v_chat;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.begin_transition(uuid, text, uuid)', '{}');
 
 -- Worker transitions check the fence before anything else, so a stale runner always sees CHFNC, whatever the state.
 -- The usual case is one UPDATE that locks the row, checks the fence's versions and the transition rule on the row
@@ -94,6 +96,7 @@ begin
   return chat_private.begin_transition(p_chat_id, p_transition);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.lock_worker_chat(uuid, text, uuid, bigint, bigint, boolean)', '{}');
 
 create or replace function chat_private.begin_worker_transition(
   p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
@@ -103,6 +106,7 @@ begin
                                        false);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.begin_worker_transition(uuid, text, uuid, bigint, bigint)', '{}');
 
 create or replace function chat_private.current_fence(p_chat_id uuid) returns chat_private.fence as $$
 begin
@@ -111,6 +115,7 @@ begin
           where c.id = p_chat_id);
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.current_fence(uuid)', '{chat_worker}');
 
 -- Client input: a non-empty array of text parts (files come with their own issue), bounded in count and size.
 create or replace function chat_private.check_input_content(p_content jsonb, p_field text default 'content')
@@ -145,9 +150,13 @@ begin
   end loop;
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.check_input_content(jsonb, text)', '{}');
 
 -- Idempotency keys: an advisory lock on (user, key) makes a concurrent repeat wait for the first call's commit.
-create or replace function chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) returns jsonb as $$
+-- p_request_sha256 identifies the request (chat_private.request_sha256): the same key with another request is
+-- refused, as is the same key for another operation.
+create or replace function chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text,
+  p_request_sha256 text) returns jsonb as $$
 declare
   v_row chat_private.idempotency_keys;
 begin
@@ -163,19 +172,46 @@ begin
     raise exception 'idempotency_key was already used for %', v_row.operation using errcode = 'IDKEY',
       column = 'idempotency_key';
   end if;
+  if found and v_row.request_sha256 is distinct from p_request_sha256 and v_row.request_sha256 is not null then
+    raise exception 'idempotency_key was already used with a different request' using errcode = 'IDKEY',
+      column = 'idempotency_key';
+  end if;
   return v_row.result;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.idempotent_result(uuid, text, text, text)', '{}');
+
+-- What identifies a request under an idempotency key: its arguments, as one jsonb value (key order and whitespace
+-- do not matter).
+create or replace function chat_private.request_sha256(p_request jsonb) returns text as $$
+begin
+  return pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_request::text, 'UTF8')), 'hex');
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, pg_temp;
+select chat_private.grant_execute('chat_private.request_sha256(jsonb)', '{}');
+
+-- Keys chatd mints itself: a batch item's chat (batch:<batch id>:<line>) and a subagent's (agent:<parent>:<tool
+-- call>). A client using one could create, under its own key space, the chat a batch item or a spawn then adopts.
+create or replace function chat_private.check_client_key(p_key text) returns void as $$
+begin
+  if p_key like 'batch:%' or p_key like 'agent:%' then
+    raise exception 'idempotency_key must not start with batch: or agent: (reserved for keys chatd mints)'
+      using errcode = 'CIINV', column = 'idempotency_key';
+  end if;
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, pg_temp;
+select chat_private.grant_execute('chat_private.check_client_key(text)', '{}');
 
 -- This and the other small helpers below are PL/pgSQL rather than SQL so that their plans are kept for the session
 -- (see chat_private.setting in 010_helpers.sql).
-create or replace function chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
-returns void as $$
+create or replace function chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb,
+  p_request_sha256 text) returns void as $$
 begin
-  insert into chat_private.idempotency_keys (owner_id, key, operation, result)
-  select p_owner, p_key, p_operation, p_result where p_key is not null;
+  insert into chat_private.idempotency_keys (owner_id, key, operation, result, request_sha256)
+  select p_owner, p_key, p_operation, p_result, p_request_sha256 where p_key is not null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.remember_result(uuid, text, text, jsonb, text)', '{}');
 
 create or replace function chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
 returns bigint as $$
@@ -188,6 +224,7 @@ begin
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.insert_input(uuid, jsonb, uuid, uuid)', '{}');
 
 create or replace function chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
 returns void as $$
@@ -197,12 +234,14 @@ begin
   values (p_chat_id, p_input_message_id, p_request_id);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.start_turn(uuid, bigint, uuid)', '{}');
 
 create or replace function chat_private.open_turn(p_chat_id uuid) returns chat_private.turn_progress as $$
 begin
   return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.open_turn(uuid)', '{}');
 
 create or replace function chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid,
   p_created_by uuid, p_at_head boolean) returns bigint as $$
@@ -217,6 +256,7 @@ begin
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.queue_message(uuid, jsonb, uuid, uuid, boolean)', '{}');
 
 -- Moves the head of the queue into history as the input of a new turn. Returns the new message id, or null.
 create or replace function chat_private.promote_queue_head(p_chat_id uuid) returns bigint as $$
@@ -236,6 +276,7 @@ begin
   return v_message_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.promote_queue_head(uuid)', '{}');
 
 -- The only writer of receipts. Idempotent per request id: a request that already has its receipt is left alone
 -- and null is returned (recovery after an ambiguous commit calls this again).
@@ -254,6 +295,7 @@ begin
   return chat_private.record_receipt(p_request_id, v_request.chat_id, p_status, p_code, p_message, p_value);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)', '{}');
 
 -- write_receipt's writes, for a request its caller has locked (FOR UPDATE) and found pending in this transaction:
 -- the receipt row, then the request's final state. finish_turn calls it directly, having locked the request in
@@ -301,6 +343,7 @@ begin
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)', '{}');
 
 -- Answers the client tool calls the chat waits on with synthetic cancellations (a fencing history insert) and resumes
 -- the turn. The status changes in the same UPDATE that clears the deadline: the chats CHECK ties requires_action to a
@@ -321,6 +364,7 @@ begin
   where id = p_chat_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.cancel_pending_calls(uuid, text)', '{}');
 
 -- The pending structured request of the chat's open turn, if any.
 create or replace function chat_private.active_request(p_chat_id uuid) returns uuid as $$
@@ -330,6 +374,7 @@ begin
           where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending');
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.active_request(uuid)', '{}');
 
 -- Ends the open turn and runs the next queued input, or lets the chat wait. Receipts of the ended turn must be
 -- written before this is called, so they precede the promoted input in the transcript.
@@ -346,6 +391,7 @@ begin
   return v_status;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.end_turn_and_promote(uuid)', '{}');
 
 -- Infrastructure failure: the active request fails with generation_failed and the chat enters `error`. A queued
 -- structured request would wait there with no receipt for as long as nobody resumes the chat, so each one leaves
@@ -375,3 +421,4 @@ begin
   where id = p_chat_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.fail_turn(uuid, text, text)', '{}');

@@ -46,6 +46,7 @@ begin
   end if;
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.check_dynamic_tools(jsonb)', '{}');
 
 -- A workspace is a folder name under the deployment's workspace root, never a path (chats and batches alike).
 create or replace function chat_private.check_workspace(p_workspace text) returns void as $$
@@ -55,6 +56,7 @@ begin
   end if;
 end;
 $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.check_workspace(text)', '{}');
 
 -- Creates a chat for p_owner with an already parsed json_schema envelope (or null). Shared by the client
 -- transition and by batch dispatch, which creates chats for a batch's owner inside the worker's transaction.
@@ -69,10 +71,13 @@ declare
   v_request uuid;
   v_message bigint;
   v_result chat_public.chat_input_result;
+  v_request_sha256 text;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
-    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat');
+    v_request_sha256 := chat_private.request_sha256(pg_catalog.jsonb_build_array(p_content, p_format,
+      p_model_config_id, p_title, p_workspace, coalesce(p_dynamic_tools, '[]'), coalesce(p_plan_mode, false)));
+    v_previous := chat_private.idempotent_result(p_owner, p_idempotency_key, 'create_chat', v_request_sha256);
     if v_previous is not null then
       return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
     end if;
@@ -108,12 +113,13 @@ begin
   values (v_chat_id, v_message, v_request);
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
   if p_idempotency_key is not null then
-    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result));
+    perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
   perform chat_private.notify_chat(v_chat_id, 'created');
   return v_result;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.create_chat_as(uuid, jsonb, jsonb, text, text, text, jsonb, boolean, text, boolean)', '{}');
 
 create or replace function chat_public.create_chat(
   content jsonb,
@@ -130,12 +136,14 @@ create or replace function chat_public.create_chat(
 declare
   v_user uuid := chat_private.require_user();
 begin
+  perform chat_private.check_client_key(idempotency_key);
   return chat_private.create_chat_as(v_user, content, chat_private.parse_response_format(response_format),
     model_config_id, title, workspace, dynamic_tools, plan_mode, idempotency_key);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text) is
   E'Creates a chat whose first message starts a turn. `response_format` is the JSON text of {"type":"json_schema","json_schema":{"name","description","schema"}} (or {"type":"text"}); a structured request gets a server-minted id. A repeated `idempotency_key` returns the first result.';
+select chat_private.grant_execute('chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.send_chat_message(
   chat_id uuid,
@@ -155,8 +163,16 @@ declare
   v_queued bigint;
   v_interrupt boolean;
   v_result chat_public.chat_input_result;
+  v_request_sha256 text;
 begin
-  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message');
+  perform chat_private.check_client_key(idempotency_key);
+  -- The format is parsed before the replay lookup: the parsed envelope is part of what identifies the request.
+  v_format := chat_private.parse_response_format(response_format);
+  if idempotency_key is not null then
+    v_request_sha256 := chat_private.request_sha256(pg_catalog.jsonb_build_array(send_chat_message.chat_id, content,
+      v_format, coalesce(busy_behavior, 'queue')));
+  end if;
+  v_previous := chat_private.idempotent_result(v_user, idempotency_key, 'send_chat_message', v_request_sha256);
   if v_previous is not null then
     return jsonb_populate_record(null::chat_public.chat_input_result, v_previous);
   end if;
@@ -165,7 +181,6 @@ begin
     raise exception 'busy_behavior must be queue or interrupt' using errcode = 'CIINV', column = 'busy_behavior';
   end if;
   v_interrupt := busy_behavior = 'interrupt';
-  v_format := chat_private.parse_response_format(response_format);
   v_chat := chat_private.begin_transition(send_chat_message.chat_id, 'send_message', v_user);
   v_state := chat_private.chat_state(v_chat);
   if v_format is not null then
@@ -195,13 +210,14 @@ begin
     end if;
   end if;
   v_result := (v_chat.id, v_message, v_queued, v_request, '{}')::chat_public.chat_input_result;
-  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result));
+  perform chat_private.remember_result(v_user, idempotency_key, 'send_chat_message', to_jsonb(v_result), v_request_sha256);
   perform chat_private.notify_chat(v_chat.id, 'message_sent');
   return v_result;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.send_chat_message(uuid, jsonb, text, text, text) is
   E'Sends a message. An idle chat starts a turn at once; a busy one queues it (`busy_behavior` "queue") or queues it at the head and interrupts the running turn ("interrupt"). Returns the message or the queued message, with the structured request id when `response_format` asks for one.';
+select chat_private.grant_execute('chat_public.send_chat_message(uuid, jsonb, text, text, text)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.edit_chat_message(
   message_id bigint,
@@ -219,6 +235,7 @@ declare
   v_request uuid;
   v_new_message bigint;
   v_receipts bigint[] := '{}';
+  v_superseded uuid[];
   v_pending uuid;
   v_receipt bigint;
 begin
@@ -253,19 +270,19 @@ begin
     v_request := chat_private.accept_structured_request(v_chat.id, v_format);
   end if;
   -- Edit ordering: collect the pending requests of the suffix and the queue, discard both, end them, then insert
-  -- the replacement, so that no live request ever loses its history.
-  create temporary table if not exists pg_temp.edit_superseded (ord bigserial, request_id uuid) on commit drop;
-  truncate pg_temp.edit_superseded;
-  insert into pg_temp.edit_superseded (request_id)
-  select m.structured_output_request_id from chat_public.chat_messages m
-  join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
-  where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
-  order by m.id;
-  insert into pg_temp.edit_superseded (request_id)
-  select q.structured_output_request_id from chat_public.chat_queued_messages q
-  join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
-  where q.chat_id = v_chat.id and r.status = 'pending'
-  order by q.position;
+  -- the replacement, so that no live request ever loses its history. An array, not a temporary table: a security
+  -- definer function must not name objects a caller can create first (a planted pg_temp table with a trigger would
+  -- run as this function's owner).
+  v_superseded := array(
+    select s.request_id from (
+      select m.structured_output_request_id as request_id, 0 as source, m.id as ord from chat_public.chat_messages m
+      join chat_public.structured_output_requests r on r.id = m.structured_output_request_id
+      where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted and m.kind = 'message' and r.status = 'pending'
+      union all
+      select q.structured_output_request_id, 1, q.position from chat_public.chat_queued_messages q
+      join chat_public.structured_output_requests r on r.id = q.structured_output_request_id
+      where q.chat_id = v_chat.id and r.status = 'pending'
+    ) s order by s.source, s.ord);
   update chat_public.chat_messages m set deleted = true where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted;
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
   update chat_private.turn_progress t set finished_at = now() where t.chat_id = v_chat.id and t.finished_at is null;
@@ -273,7 +290,7 @@ begin
   -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
   update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
-  for v_pending in select request_id from pg_temp.edit_superseded order by ord loop
+  foreach v_pending in array v_superseded loop
     v_receipt := chat_private.write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
       v_receipts := v_receipts || v_receipt;
@@ -288,6 +305,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.edit_chat_message(bigint, jsonb, text, text, bigint) is
   E'Replaces a user message: later history and the queue are discarded, pending structured requests among them get `superseded` receipts (listed in id order), and the replacement starts a turn. `response_format` omitted or null keeps the edited message''s format under a fresh request id, {"type":"text"} clears it, a json_schema replaces it.';
+select chat_private.grant_execute('chat_public.edit_chat_message(bigint, jsonb, text, text, bigint)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.delete_queued_message(queued_message_id bigint)
 returns chat_public.chat_input_result as $$
@@ -318,6 +336,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.delete_queued_message(bigint) is
   E'Removes a queued message. A queued structured request ends at once with a `queue_deleted` receipt; a running turn is not disturbed.';
+select chat_private.grant_execute('chat_public.delete_queued_message(bigint)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.promote_queued_message(queued_message_id bigint)
 returns chat_public.chat_input_result as $$
@@ -357,6 +376,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.promote_queued_message(bigint) is
   E'Runs a queued message next: an idle chat starts it at once; a running turn is interrupted and the message moves to the head of the queue.';
+select chat_private.grant_execute('chat_public.promote_queued_message(bigint)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.interrupt_chat(chat_id uuid) returns chat_public.chats as $$
 declare
@@ -386,6 +406,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.interrupt_chat(uuid) is
   E'Stops the running step (the turn ends; a structured request gets an `interrupted` receipt). While the chat waits for client tool results, the pending calls are cancelled instead and the turn continues. The running turns of the chat''s subagents are interrupted too.';
+select chat_private.grant_execute('chat_public.interrupt_chat(uuid)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.submit_tool_results(chat_id uuid, results jsonb) returns chat_public.chats as $$
 declare
@@ -426,6 +447,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.submit_tool_results(uuid, jsonb) is
   E'Answers the client-executed tool calls the chat waits on. `results` is [{tool_call_id, result, is_error?}] and must cover exactly the pending calls.';
+select chat_private.grant_execute('chat_public.submit_tool_results(uuid, jsonb)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.archive_chat(chat_id uuid, archived boolean default true) returns chat_public.chats as $$
 declare
@@ -440,6 +462,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.archive_chat(uuid, boolean) is
   E'Archives an idle chat (waiting or error), or unarchives it with `archived` false.';
+select chat_private.grant_execute('chat_public.archive_chat(uuid, boolean)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.set_chat_plan_mode(chat_id uuid, enabled boolean) returns chat_public.chats as $$
 declare
@@ -459,3 +482,4 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.set_chat_plan_mode(uuid, boolean) is
   E'Switches plan mode. Refused while a structured output request is active or queued, so no obligation is silently dropped.';
+select chat_private.grant_execute('chat_public.set_chat_plan_mode(uuid, boolean)', '{chat_anonymous, chat_user}');

@@ -37,6 +37,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.acquire_lease(uuid, text, integer) is
   E'Takes the runner lease of a runnable chat with a fresh runner id and starts a new generation attempt. CHLSD when a live lease exists, CHTRN when the chat is not runnable.';
+select chat_private.grant_execute('chat_private.acquire_lease(uuid, text, integer)', '{chat_worker}');
 
 -- A heartbeat, not a transition: it touches only the FK-free lease row.
 create or replace function chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer default null)
@@ -48,10 +49,12 @@ returns boolean as $$
     returning 1)
   select exists (select 1 from renewed);
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.renew_lease(uuid, uuid, integer)', '{chat_worker}');
 
 create or replace function chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) returns void as $$
   delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.release_lease(uuid, uuid)', '{chat_worker}');
 
 -- The kind of a worker-produced row; receipts (and unknown kinds) are refused here: they come only from write_receipt.
 -- It reads no table, so it needs neither security definer nor a SET clause (it runs once per row).
@@ -63,6 +66,7 @@ begin
   return coalesce(p_item ->> 'kind', 'message')::chat_public.message_kind;
 end;
 $$ language plpgsql immutable;
+select chat_private.grant_execute('chat_private.worker_message_kind(jsonb)', '{}');
 
 -- Inserts worker-produced rows: [{role, content, visibility?, kind?, usage?, internals?}]. Returns the ids in input
 -- order. One INSERT for the messages (its statement triggers fire once) and one for their internals. The kind check
@@ -97,6 +101,7 @@ begin
   return v_ids;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.insert_worker_messages(uuid, jsonb)', '{}');
 
 -- progress: {"steps": n, "candidate": {"value": V, "step": n, "message_index": i}, "rejection": {"value_rejected": b},
 -- "invalidate_candidate": true, "hook_continuation": true}. The worker validated a candidate before passing it;
@@ -128,6 +133,7 @@ begin
   where t.chat_id = p_chat_id and t.finished_at is null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.apply_progress(uuid, jsonb, bigint[])', '{}');
 
 -- p_deltas: the step's last part deltas (worker/loop/deltas.ts payloads, in sequence order), published on the chat's
 -- parts channel in this transaction, before the step's own notification: the worker sends no separate statement for
@@ -155,6 +161,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[]) is
   E'Commits one step of the running turn (assistant output, tool results, control rows), its progress counters and its last part deltas; returns the new fence.';
+select chat_private.grant_execute('chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[])', '{chat_worker}');
 
 create or replace function chat_private.enter_requires_action(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_pending_calls jsonb, p_timeout_seconds integer default null) returns void as $$
@@ -185,6 +192,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.enter_requires_action(uuid, uuid, bigint, bigint, jsonb, integer) is
   E'Pauses the turn for client-executed tools: the lease is released (no worker slot is held) and a deadline job is scheduled.';
+select chat_private.grant_execute('chat_private.enter_requires_action(uuid, uuid, bigint, bigint, jsonb, integer)', '{chat_worker}');
 
 -- p_outcome null: the active structured request (if any) succeeds with the durable candidate. Otherwise
 -- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
@@ -270,6 +278,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb) is
   E'Ends the turn: the structured request''s receipt (success from the durable candidate, or the given failure), then the queue head is promoted. Returns the new status.';
+select chat_private.grant_execute('chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb)', '{chat_worker}');
 
 create or replace function chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_kind text, p_message text) returns void as $$
@@ -281,6 +290,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.finish_error(uuid, uuid, bigint, bigint, text, text) is
   E'Infrastructure failure: the active request fails with generation_failed, the chat enters error; queued structured requests get failed receipts (generation_failed), other queued inputs wait.';
+select chat_private.grant_execute('chat_private.finish_error(uuid, uuid, bigint, bigint, text, text)', '{chat_worker}');
 
 create or replace function chat_private.finish_interruption(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_partial_messages jsonb default '[]') returns chat_public.chat_status as $$
@@ -304,6 +314,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.finish_interruption(uuid, uuid, bigint, bigint, jsonb) is
   E'Ends an interrupted turn: partial output first, then the `interrupted` receipt, then the queue head is promoted.';
+select chat_private.grant_execute('chat_private.finish_interruption(uuid, uuid, bigint, bigint, jsonb)', '{chat_worker}');
 
 -- Run by the deadline job; no runner holds a waiting chat, so this is guarded by status and deadline instead.
 create or replace function chat_private.cancel_requires_action(p_chat_id uuid) returns boolean as $$
@@ -320,6 +331,7 @@ begin
   return true;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.cancel_requires_action(uuid)', '{chat_worker}');
 
 -- Recovery: runnable chats whose lease expired (a crashed worker) are re-enqueued, counting recoveries per turn;
 -- past the bound the turn fails instead of crashing workers forever. Runnable chats with no lease at all are
@@ -381,6 +393,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.sweep_expired_leases() is
   E'Re-enqueues runnable chats without a live lease (at once when the worker that fetched their job is dead); counts recoveries per turn and fails turns past the bound.';
+select chat_private.grant_execute('chat_private.sweep_expired_leases()', '{chat_worker}');
 
 -- A worker process reports that it is alive with each sweep (worker/index.ts), until p_ttl_seconds from now; the
 -- jobs it fetched (Graphile Worker's locked_by = p_queue_id) are its own until then.
@@ -392,13 +405,11 @@ returns void as $$
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.report_worker_alive(text, text, numeric) is
   E'A worker process is alive until p_ttl_seconds from now; the jobs it locked count as running until then.';
+select chat_private.grant_execute('chat_private.report_worker_alive(text, text, numeric)', '{chat_worker}');
 
 -- A worker that stops gracefully has finished or returned its jobs: its row goes.
 create or replace function chat_private.report_worker_stopped(p_queue_id text) returns void as $$
   delete from chat_private.worker_processes where queue_id = p_queue_id;
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.report_worker_stopped(text)', '{chat_worker}');
 
-revoke all on function chat_private.report_worker_alive(text, text, numeric), chat_private.report_worker_stopped(text)
-  from public;
-grant execute on function chat_private.report_worker_alive(text, text, numeric), chat_private.report_worker_stopped(text)
-  to chat_worker;

@@ -22,6 +22,4 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.record_retry_state(uuid, uuid, bigint, bigint, jsonb) is
   E'Worker: publishes (or clears) the provider retry state of the running step in chats.retry_state; a new state starts a new generation attempt. Returns the new fence.';
-
-revoke all on function chat_private.record_retry_state(uuid, uuid, bigint, bigint, jsonb) from public;
-grant execute on function chat_private.record_retry_state(uuid, uuid, bigint, bigint, jsonb) to chat_worker;
+select chat_private.grant_execute('chat_private.record_retry_state(uuid, uuid, bigint, bigint, jsonb)', '{chat_worker}');

@@ -1,41 +1,7 @@
 -- Privileges and row-level security. Clients (chat_user) only SELECT, through RLS; every write is a security
 -- definer transition. chat_operator reads everything except secrets and writes nothing. chat_worker runs the
--- worker transitions. Row-level security, policies and table grants are migrations (0008 onwards); the function
--- grants stay here.
-
-revoke all on all functions in schema chat_public from public;
-revoke all on all functions in schema chat_private from public;
-grant execute on function chat_public.current_user_id() to chat_anonymous, chat_user, chat_operator, chat_worker;
-grant execute on function
-  chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text),
-  chat_public.send_chat_message(uuid, jsonb, text, text, text),
-  chat_public.edit_chat_message(bigint, jsonb, text, text, bigint),
-  chat_public.delete_queued_message(bigint),
-  chat_public.promote_queued_message(bigint),
-  chat_public.interrupt_chat(uuid),
-  chat_public.submit_tool_results(uuid, jsonb),
-  chat_public.archive_chat(uuid, boolean),
-  chat_public.set_chat_plan_mode(uuid, boolean)
-to chat_user, chat_anonymous;
--- chat_anonymous may call them too: each one starts with chat_private.require_user(), so an anonymous call is
--- refused with NOAUT (an authentication error clients can act on) instead of a masked permission error.
-grant execute on function
-  chat_private.acquire_lease(uuid, text, integer),
-  chat_private.renew_lease(uuid, uuid, integer),
-  chat_private.release_lease(uuid, uuid),
-  chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[]),
-  chat_private.enter_requires_action(uuid, uuid, bigint, bigint, jsonb, integer),
-  chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb),
-  chat_private.finish_error(uuid, uuid, bigint, bigint, text, text),
-  chat_private.finish_interruption(uuid, uuid, bigint, bigint, jsonb),
-  chat_private.cancel_requires_action(uuid),
-  chat_private.sweep_expired_leases(),
-  chat_private.current_fence(uuid),
-  chat_private.response_format_errors(jsonb),
-  chat_private.schema_sha256(jsonb)
-to chat_worker;
-grant execute on function chat_private.response_format_errors(jsonb), chat_private.schema_sha256(jsonb)
-  to chat_operator;
+-- worker transitions. Row-level security, policies and table grants are migrations (0008 onwards); each function's
+-- EXECUTE grant follows its definition (sql/005_execute_grants.sql).
 
 comment on table chat_public.users is E'People who own chats. The JWT `sub` claim is a user id.';
 comment on table chat_public.chats is

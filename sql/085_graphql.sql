@@ -7,6 +7,7 @@
 create or replace function chat_private.graphql_tagged(p_comment text, p_tags text) returns text as $$
   select p_tags || coalesce(E'\n' || nullif(regexp_replace(coalesce(p_comment, ''), '^(@[^\n]*\n?)+', ''), ''), '');
 $$ language sql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.graphql_tagged(text, text)', '{}');
 
 do $$
 declare
@@ -56,6 +57,7 @@ create or replace function chat_public.send_message(
 $$ language sql volatile set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.send_message(uuid, jsonb, text, chat_public.busy_behavior, text) is
   E'@name send_chat_message\nSends a message. An idle chat starts a turn at once; a busy one queues it (QUEUE) or queues it at the head and interrupts the running turn (INTERRUPT). `responseFormat` is the JSON text of the response_format envelope. Returns the message or the queued message, with the structured request id when `responseFormat` asks for one.';
+select chat_private.grant_execute('chat_public.send_message(uuid, jsonb, text, chat_public.busy_behavior, text)', '{chat_anonymous, chat_user}');
 
 -- From raw SQL this is edit_chat_message without the preserve recheck; the GraphQL API replaces the call with the
 -- checked function and the facts it validated.
@@ -69,12 +71,14 @@ create or replace function chat_public.edit_message(
 $$ language sql volatile set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.edit_message(bigint, jsonb, text) is
   E'@name edit_chat_message\nReplaces a user message: later history and the queue are discarded, pending structured requests among them get `superseded` receipts, and the replacement starts a turn. `responseFormat` omitted or null keeps the edited message''s format (validated again, under a fresh request id), {"type":"text"} clears it, a json_schema replaces it.';
+select chat_private.grant_execute('chat_public.edit_message(bigint, jsonb, text)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_public.structured_output_enabled() returns boolean as $$
   select chat_private.experiment_enabled('chat-structured-output');
 $$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.structured_output_enabled() is
   E'Whether this server accepts new structured output requests (experiment `chat-structured-output`). Accepted requests finish and stay readable either way.';
+select chat_private.grant_execute('chat_public.structured_output_enabled()', '{chat_anonymous, chat_user, chat_operator}');
 
 -- Reads the receipt again by id instead of using the row argument: PostGraphile may round-trip a row through
 -- JavaScript (JSON.parse) before passing it to a computed field, which would round big numbers in the value.
@@ -90,6 +94,7 @@ returns chat_public.structured_output as $$
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_messages_structured_output(chat_public.chat_messages) is
   E'The result this receipt carries; null on every other message (only receipts carry results).';
+select chat_private.grant_execute('chat_public.chat_messages_structured_output(chat_public.chat_messages)', '{chat_anonymous, chat_user, chat_operator}');
 
 create or replace function chat_public.chats_messages(c chat_public.chats, after_id bigint default null,
   before_id bigint default null) returns setof chat_public.chat_messages as $$
@@ -99,16 +104,19 @@ create or replace function chat_public.chats_messages(c chat_public.chats, after
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chats_messages(chat_public.chats, bigint, bigint) is
   E'@behavior +filter\nThe transcript in `rowId` order. `afterId`/`beforeId` are message `rowId`s (the stream cursor); page backwards with `beforeId` and `last`. `condition: {kind: RECEIPT}` reads only the receipts.';
+select chat_private.grant_execute('chat_public.chats_messages(chat_public.chats, bigint, bigint)', '{chat_anonymous, chat_user, chat_operator}');
 
 create or replace function chat_public.chats_queue(c chat_public.chats) returns chat_public.chat_queued_messages[] as $$
   select coalesce(array_agg(q order by q.position), '{}') from chat_public.chat_queued_messages q where q.chat_id = c.id;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chats_queue(chat_public.chats) is E'Queued inputs in the order they will run.';
+select chat_private.grant_execute('chat_public.chats_queue(chat_public.chats)', '{chat_anonymous, chat_user, chat_operator}');
 
 create or replace function chat_public.chat_input_result_chat(r chat_public.chat_input_result) returns chat_public.chats as $$
   select c.* from chat_public.chats c where c.id = r.chat_id;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_chat(chat_public.chat_input_result) is E'@behavior -queryField\nThe chat.';
+select chat_private.grant_execute('chat_public.chat_input_result_chat(chat_public.chat_input_result)', '{chat_anonymous, chat_user, chat_operator}');
 
 create or replace function chat_public.chat_input_result_message(r chat_public.chat_input_result)
 returns chat_public.chat_messages as $$
@@ -116,6 +124,7 @@ returns chat_public.chat_messages as $$
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_message(chat_public.chat_input_result) is
   E'@behavior -queryField\nThe message that started a turn, when the input started one.';
+select chat_private.grant_execute('chat_public.chat_input_result_message(chat_public.chat_input_result)', '{chat_anonymous, chat_user, chat_operator}');
 
 create or replace function chat_public.chat_input_result_queued_message(r chat_public.chat_input_result)
 returns chat_public.chat_queued_messages as $$
@@ -123,6 +132,7 @@ returns chat_public.chat_queued_messages as $$
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_queued_message(chat_public.chat_input_result) is
   E'@behavior -queryField\nThe queued message, while it waits in the queue.';
+select chat_private.grant_execute('chat_public.chat_input_result_queued_message(chat_public.chat_input_result)', '{chat_anonymous, chat_user, chat_operator}');
 
 create or replace function chat_public.chat_input_result_structured_output_request(r chat_public.chat_input_result)
 returns chat_public.structured_output_requests as $$
@@ -130,6 +140,7 @@ returns chat_public.structured_output_requests as $$
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_structured_output_request(chat_public.chat_input_result) is
   E'@behavior -queryField\nThe structured output request the input created (or, for a deleted queued message, ended).';
+select chat_private.grant_execute('chat_public.chat_input_result_structured_output_request(chat_public.chat_input_result)', '{chat_anonymous, chat_user, chat_operator}');
 
 create or replace function chat_public.chat_input_result_receipts(r chat_public.chat_input_result)
 returns chat_public.chat_messages[] as $$
@@ -137,30 +148,4 @@ returns chat_public.chat_messages[] as $$
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_input_result_receipts(chat_public.chat_input_result) is
   E'@behavior -queryField\nReceipts the input committed (edit supersession, queue deletion), in id order.';
-
-revoke all on function chat_public.send_message(uuid, jsonb, text, chat_public.busy_behavior, text),
-  chat_public.edit_message(bigint, jsonb, text) from public;
-grant execute on function chat_public.send_message(uuid, jsonb, text, chat_public.busy_behavior, text),
-  chat_public.edit_message(bigint, jsonb, text) to chat_user, chat_anonymous;
-grant execute on function chat_public.structured_output_enabled(),
-  chat_public.chat_messages_structured_output(chat_public.chat_messages),
-  chat_public.chats_messages(chat_public.chats, bigint, bigint),
-  chat_public.chats_queue(chat_public.chats),
-  chat_public.chat_input_result_chat(chat_public.chat_input_result),
-  chat_public.chat_input_result_message(chat_public.chat_input_result),
-  chat_public.chat_input_result_queued_message(chat_public.chat_input_result),
-  chat_public.chat_input_result_structured_output_request(chat_public.chat_input_result),
-  chat_public.chat_input_result_receipts(chat_public.chat_input_result)
-to chat_user, chat_anonymous, chat_operator;
--- sql/080 revokes PUBLIC's default EXECUTE only from functions that exist when it runs; these are created later (a
--- fresh install otherwise left them executable by PUBLIC, an upgraded one not).
-revoke all on function chat_private.graphql_tagged(text, text), chat_public.structured_output_enabled(),
-  chat_public.chat_messages_structured_output(chat_public.chat_messages),
-  chat_public.chats_messages(chat_public.chats, bigint, bigint),
-  chat_public.chats_queue(chat_public.chats),
-  chat_public.chat_input_result_chat(chat_public.chat_input_result),
-  chat_public.chat_input_result_message(chat_public.chat_input_result),
-  chat_public.chat_input_result_queued_message(chat_public.chat_input_result),
-  chat_public.chat_input_result_structured_output_request(chat_public.chat_input_result),
-  chat_public.chat_input_result_receipts(chat_public.chat_input_result)
-from public;
+select chat_private.grant_execute('chat_public.chat_input_result_receipts(chat_public.chat_input_result)', '{chat_anonymous, chat_user, chat_operator}');

@@ -85,6 +85,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.operator_release_lease(uuid) is
   E'Operator repair: releases the chat''s runner lease and re-enqueues the chat. Returns whether a lease existed.';
+select chat_private.grant_execute('chat_private.operator_release_lease(uuid)', '{chat_operator}');
 
 -- Repair: ends a pending structured request with exactly one operator_canceled receipt carrying the reason.
 -- A queued request leaves the queue; an active one ends its turn (interrupting a running step).
@@ -121,6 +122,8 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.operator_cancel_request(uuid, text) is
   E'Operator repair: cancels a pending structured request with an operator_canceled receipt whose message is the reason. Returns the receipt message id; SODON if it already finished.';
+-- The worker's batch cancellation ends the canceled batch's pending requests with it (worker/batch-tasks.ts).
+select chat_private.grant_execute('chat_private.operator_cancel_request(uuid, text)', '{chat_operator, chat_worker}');
 
 -- Repair: resumes a chat in error. The queue head runs next; without a queue, the last user input runs again as
 -- a new turn (its structured request, already failed, is not revived). The queue holds no structured request by
@@ -145,13 +148,10 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.operator_retry_chat(uuid) is
   E'Operator repair: resumes a chat in error: the queue head runs next, else the last user input runs again as a new turn. Queued structured requests already have failed receipts (generation_failed) from when the chat entered error.';
+select chat_private.grant_execute('chat_private.operator_retry_chat(uuid)', '{chat_operator}');
 
-revoke all on function chat_private.operator_release_lease(uuid), chat_private.operator_cancel_request(uuid, text),
-  chat_private.operator_retry_chat(uuid) from public;
-grant execute on function chat_private.operator_release_lease(uuid), chat_private.operator_cancel_request(uuid, text),
-  chat_private.operator_retry_chat(uuid) to chat_operator;
 grant select on chat_private.stuck_chats, chat_private.lease_holders, chat_private.request_outcomes_hourly,
   chat_private.recent_failures, chat_private.queue_depth, chat_private.turns_at_recovery_bound, chat_private.job_queue
   to chat_operator;
--- turns_at_recovery_bound reads the bound with the operator's rights.
-grant execute on function chat_private.setting_int(text), chat_private.setting(text) to chat_operator;
+-- The worker's /metrics counts stuck chats (src/metrics.ts).
+grant select on chat_private.stuck_chats to chat_worker;

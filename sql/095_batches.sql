@@ -15,6 +15,7 @@ create or replace function chat_private.notify_batch(p_batch_id uuid, p_change t
     'status', b.status)::text)
   from chat_public.batches b where b.id = p_batch_id;
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.notify_batch(uuid, text)', '{}');
 
 -- Shared by the client and operator entry points. p_format is the parsed json_schema envelope (or null).
 -- Items: [{line, content}] or [{line, error}] for lines the submitter already found invalid. Only their shape is
@@ -99,6 +100,7 @@ begin
   return v_batch;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.insert_batch(uuid, jsonb, jsonb, text, text, text, integer, text)', '{}');
 
 create or replace function chat_public.create_batch(
   response_format text,
@@ -115,6 +117,7 @@ create or replace function chat_public.create_batch(
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.create_batch(text, jsonb, text, text, text, integer, text) is
   E'Submits a batch of structured requests sharing one response format. `responseFormat` is the JSON text of a json_schema envelope; `items` is [{line, content}] (content: text parts, as for createChat) or [{line, error}] for lines the client found invalid (they fail alone). The batch validates its schema before any item starts, then runs at most `concurrency` items at once, each as its own chat. A repeated `idempotencyKey` returns the first batch.';
+select chat_private.grant_execute('chat_public.create_batch(text, jsonb, text, text, text, integer, text)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_private.operator_create_batch(p_owner uuid, p_response_format text, p_items jsonb,
   p_name text default null, p_model_config_id text default null, p_workspace text default null,
@@ -129,6 +132,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.operator_create_batch(uuid, text, jsonb, text, text, text, integer, text) is
   E'Operator: submits a batch on behalf of a user (same rules as chat_public.create_batch; the schema is validated by the worker before any item starts).';
+select chat_private.grant_execute('chat_private.operator_create_batch(uuid, text, jsonb, text, text, text, integer, text)', '{chat_operator}');
 
 -- Starts pending items in line order until `concurrency` are running; completes the batch when nothing is left.
 -- Each item is created in its own sub-block: an item whose creation fails (invalid content, a disabled model)
@@ -148,6 +152,11 @@ begin
       p_batch.model_config_id, left(coalesce(p_batch.name, 'batch') || ' #' || p_line, 200), p_batch.workspace,
       '[]', false, 'batch:' || p_batch.id || ':' || p_line, false);
     select * into v_request from chat_public.structured_output_requests where id = v_result.structured_output_request_id;
+    -- The item's chat must answer the batch's schema: a chat found under the item's key that carries another
+    -- schema (or none) was not created by this dispatcher, and the item fails instead of adopting it.
+    if v_request.schema_sha256 is distinct from p_batch.schema_sha256 then
+      raise exception 'the chat under this item''s idempotency key does not carry the batch''s schema';
+    end if;
     -- A replayed creation (the idempotency key already existed) may find its request finished.
     update chat_public.batch_items set chat_id = v_result.chat_id, structured_output_request_id = v_request.id,
       started_at = now(),
@@ -169,6 +178,7 @@ begin
   end;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.start_batch_item(chat_public.batches, integer, jsonb, integer)', '{}');
 
 -- Fills slot p_slot with the first pending item no other transaction is starting (skip locked). Returns whether an
 -- item now runs in it. The caller holds the slot: it just freed it, or found it free under the batch lock.
@@ -192,6 +202,7 @@ begin
   end loop;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.fill_batch_slot(chat_public.batches, integer)', '{}');
 
 -- Completes a running or canceled batch once no item is pending or running. The batch lock is taken first, so two
 -- transactions ending the last two items see each other's commit (each check is a fresh statement after the wait).
@@ -209,6 +220,7 @@ begin
   end if;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.complete_batch_if_done(uuid)', '{}');
 
 create or replace function chat_private.dispatch_batch(p_batch_id uuid) returns integer as $$
 declare
@@ -235,6 +247,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.dispatch_batch(uuid) is
   E'Starts pending items of a running batch in line order into its free slots (up to its concurrency), and completes the batch when no item is pending or running. Called when validation passes, by the worker''s sweep and by operators; safe to call at any time.';
+select chat_private.grant_execute('chat_private.dispatch_batch(uuid)', '{chat_operator, chat_worker}');
 
 -- The worker's verdict on the stored schema (src/structured): null starts the batch, an error fails it before
 -- any item starts. Idempotent: a batch that left `validating` is returned unchanged.
@@ -264,6 +277,7 @@ begin
   return (select status from chat_public.batches where id = p_batch_id);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.finish_batch_validation(uuid, text)', '{chat_worker}');
 
 -- The request's receipt ends its item and hands its slot to the next pending item, in the receipt's transaction and
 -- without the batch lock (the slot's unique index keeps the concurrency), so finishing items of one batch do not
@@ -295,6 +309,7 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_structured_output_requests__finish_batch_item()', '{}');
 
 -- Cancel: pending items never start; running items are interrupted by the `batch_cancel` job, each in its own chat
 -- transaction (this function holds the batch lock and so must not lock chats), and their receipts end them.
@@ -329,12 +344,14 @@ begin
   return v_batch;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.cancel_batch_as(uuid, uuid, text)', '{}');
 
 create or replace function chat_public.cancel_batch(batch_id uuid) returns chat_public.batches as $$
   select * from chat_private.cancel_batch_as(cancel_batch.batch_id, chat_private.require_user(), 'canceled by its owner');
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.cancel_batch(uuid) is
   E'Cancels a batch: pending items never start; running items are interrupted and end with `operator_canceled` receipts. Canceling a canceled batch returns it; a finished one is refused.';
+select chat_private.grant_execute('chat_public.cancel_batch(uuid)', '{chat_anonymous, chat_user}');
 
 create or replace function chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) returns chat_public.batches as $$
 begin
@@ -346,6 +363,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.operator_cancel_batch(uuid, text) is
   E'Operator repair: cancels any user''s batch with a reason (pending items canceled, running ones interrupted).';
+select chat_private.grant_execute('chat_private.operator_cancel_batch(uuid, text)', '{chat_operator}');
 
 -- Recovery for batch jobs a crashed worker left locked (Graphile Worker keeps them for 4 hours): validation and
 -- cancellation are re-enqueued once the batch has stayed in that state for p_stale (a job_key on a locked job
@@ -379,6 +397,7 @@ begin
   return v_count;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.sweep_batches(interval)', '{chat_worker}');
 
 create or replace function chat_public.batches_item_counts(b chat_public.batches) returns chat_public.batch_item_counts as $$
   select count(*) filter (where status = 'pending')::integer, count(*) filter (where status = 'running')::integer,
@@ -388,6 +407,7 @@ create or replace function chat_public.batches_item_counts(b chat_public.batches
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.batches_item_counts(chat_public.batches) is
   E'The batch''s items by status (computed on read, never a stored counter).';
+select chat_private.grant_execute('chat_public.batches_item_counts(chat_public.batches)', '{chat_anonymous, chat_user, chat_operator, chat_worker}');
 
 create or replace view chat_private.batch_progress with (security_invoker = true) as
   select b.id as batch_id, b.owner_id, b.name, b.status, b.concurrency, b.total_items,
@@ -411,23 +431,6 @@ comment on view chat_private.batch_progress is
 
 grant select on chat_private.batch_progress to chat_operator;
 
-revoke all on function chat_public.create_batch(text, jsonb, text, text, text, integer, text),
-  chat_public.cancel_batch(uuid), chat_public.batches_item_counts(chat_public.batches),
-  chat_private.insert_batch(uuid, jsonb, jsonb, text, text, text, integer, text),
-  chat_private.operator_create_batch(uuid, text, jsonb, text, text, text, integer, text),
-  chat_private.operator_cancel_batch(uuid, text), chat_private.cancel_batch_as(uuid, uuid, text),
-  chat_private.dispatch_batch(uuid), chat_private.finish_batch_validation(uuid, text),
-  chat_private.start_batch_item(chat_public.batches, integer, jsonb, integer),
-  chat_private.fill_batch_slot(chat_public.batches, integer), chat_private.complete_batch_if_done(uuid),
-  chat_private.sweep_batches(interval), chat_private.notify_batch(uuid, text) from public;
--- As for the chat transitions, chat_anonymous may call the client functions and is refused with NOAUT.
-grant execute on function chat_public.create_batch(text, jsonb, text, text, text, integer, text),
-  chat_public.cancel_batch(uuid) to chat_user, chat_anonymous;
-grant execute on function chat_public.batches_item_counts(chat_public.batches) to chat_user, chat_operator, chat_worker;
-grant execute on function chat_private.operator_create_batch(uuid, text, jsonb, text, text, text, integer, text),
-  chat_private.operator_cancel_batch(uuid, text), chat_private.dispatch_batch(uuid) to chat_operator;
-grant execute on function chat_private.finish_batch_validation(uuid, text), chat_private.sweep_batches(interval),
-  chat_private.dispatch_batch(uuid) to chat_worker;
 
 comment on table chat_public.batches is
   E'@behavior -insert -update -delete\nA batch run: many structured requests with one response format, each line becoming its own chat. `status`: validating (the schema is checked before any item starts), running, completed, failed (with `error`), canceled. Item counts are computed (`itemCounts`).';

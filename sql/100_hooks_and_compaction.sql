@@ -22,6 +22,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.compact_chat(uuid) is
   E'Asks for the chat''s history to be compacted: before its next model step the worker summarizes the older history, which future prompts replace by the summary. Originals stay in the transcript, marked `compressed`; receipts are untouched.';
+select chat_private.grant_execute('chat_public.compact_chat(uuid)', '{chat_anonymous, chat_user}');
 
 -- p_summary: the model-only summary text (the worker adds its header); p_up_to_message_id: the newest row the
 -- summary covers; p_marker: the text of the client-visible marker row; p_usage: the summary call's usage.
@@ -87,11 +88,8 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.compact_history(uuid, uuid, bigint, bigint, text, bigint, text, jsonb) is
   E'Worker: replaces the history up to a message by a model-only summary in future prompts (originals marked compressed, receipts untouched, the open turn''s input carried over), inserts a client-visible marker. Fenced; returns the new fence.';
+select chat_private.grant_execute('chat_private.compact_history(uuid, uuid, bigint, bigint, text, bigint, text, jsonb)', '{chat_worker}');
 
-revoke all on function chat_public.compact_chat(uuid) from public;
-grant execute on function chat_public.compact_chat(uuid) to chat_user, chat_anonymous;
-revoke all on function chat_private.compact_history(uuid, uuid, bigint, bigint, text, bigint, text, jsonb) from public;
-grant execute on function chat_private.compact_history(uuid, uuid, bigint, bigint, text, bigint, text, jsonb) to chat_worker;
 
 comment on table chat_private.stop_hooks is
   E'Stop hooks: HTTP webhooks called (POST, signed with the secret in stop_hook_secrets) when a turn is about to finish. An answer with a non-blank `model_context` continues the turn once per user request; failures and timeouts fail the turn closed (kind hook_failed).';

@@ -21,6 +21,7 @@ begin
   return v_parent;
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.check_agent_runner(uuid, uuid)', '{}');
 
 -- Creates a child chat of p_parent whose first message is p_content. The child gets the parent's owner, model
 -- config, workspace, plan mode and MCP servers, no dynamic tools (nobody would answer them) and no response format.
@@ -49,6 +50,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.spawn_child_chat(uuid, uuid, jsonb, text, text) is
   E'Subagents: creates a child chat (depth 1) for the runner holding the parent''s lease. The child never inherits a response format.';
+select chat_private.grant_execute('chat_private.spawn_child_chat(uuid, uuid, jsonb, text, text)', '{chat_worker}');
 
 -- The child of p_parent, or CHNTF: a runner drives only its own chat's children.
 create or replace function chat_private.agent_child(p_parent uuid, p_child uuid) returns chat_public.chats as $$
@@ -62,6 +64,7 @@ begin
   return v_child;
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.agent_child(uuid, uuid)', '{}');
 
 -- Sends into a child with the owner's identity, so send semantics (start, queue, interrupt) are the client's.
 create or replace function chat_private.agent_send(
@@ -81,6 +84,7 @@ begin
   return v_result;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.agent_send(uuid, uuid, uuid, jsonb, boolean)', '{chat_worker}');
 
 create or replace function chat_private.agent_interrupt(p_parent uuid, p_runner uuid, p_child uuid) returns text as $$
 declare
@@ -95,6 +99,7 @@ begin
   return v_child.status::text;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.agent_interrupt(uuid, uuid, uuid)', '{chat_worker}');
 
 -- MCP: a chat selects operator-configured servers by id. The selection applies from the chat's next run (a run
 -- lists the servers' tools once, when it starts).
@@ -120,18 +125,9 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.set_chat_mcp_servers(uuid, text[]) is
   E'Selects the operator-configured MCP servers whose tools the chat is offered (from its next run). Unknown or disabled ids are refused.';
+select chat_private.grant_execute('chat_public.set_chat_mcp_servers(uuid, text[])', '{chat_anonymous, chat_user}');
 comment on column chat_public.chats.mcp_server_ids is E'The MCP servers this chat uses (ids of operator-configured servers).';
 
--- sql/080 revokes PUBLIC's default EXECUTE only from functions that exist when it runs; these are created later.
-revoke all on function chat_public.set_chat_mcp_servers(uuid, text[]), chat_private.check_agent_runner(uuid, uuid),
-  chat_private.spawn_child_chat(uuid, uuid, jsonb, text, text), chat_private.agent_child(uuid, uuid),
-  chat_private.agent_send(uuid, uuid, uuid, jsonb, boolean), chat_private.agent_interrupt(uuid, uuid, uuid) from public;
-grant execute on function chat_public.set_chat_mcp_servers(uuid, text[]) to chat_user, chat_anonymous;
-grant execute on function
-  chat_private.spawn_child_chat(uuid, uuid, jsonb, text, text),
-  chat_private.agent_send(uuid, uuid, uuid, jsonb, boolean),
-  chat_private.agent_interrupt(uuid, uuid, uuid)
-to chat_worker;
 
 comment on table chat_private.mcp_servers is
   E'Operator-configured MCP servers (stdio: command + args; http: streamable-HTTP url). Tools are offered as mcp__<id>__<tool>.';

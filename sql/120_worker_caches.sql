@@ -15,6 +15,7 @@ begin
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_worker_config__bump()', '{}');
 
 -- The final commit of a turn without stop hooks: commit_step, then finish_turn with the fence it returned, in one
 -- transaction (both transitions run exactly as they do when called one after the other, fence checks included).
@@ -39,5 +40,4 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[]) is
   E'commit_step then, when no stop hook is enabled, finish_turn with the new fence, in one transaction. Returns the new fence and the new status (null: the step is committed, the turn is not finished).';
-revoke all on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[]) from public;
-grant execute on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[]) to chat_worker;
+select chat_private.grant_execute('chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[])', '{chat_worker}');

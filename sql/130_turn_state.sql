@@ -44,7 +44,4 @@ end;
 $$ language plpgsql volatile set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.turn_state(uuid) is
   E'What the worker''s next step needs, in one snapshot: the chat, its open turn, the model-visible history from the newest live summary, whether compaction is due, and the worker config version.';
-
--- sql/080 revokes PUBLIC's default EXECUTE only from functions that exist when it runs; this one is created later.
-revoke all on function chat_private.turn_state(uuid) from public;
-grant execute on function chat_private.turn_state(uuid) to chat_worker;
+select chat_private.grant_execute('chat_private.turn_state(uuid)', '{chat_worker}');

@@ -13,6 +13,7 @@ import { EventEmitter } from "node:events";
 import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import { projectRoot } from "../src/db/database.ts";
 import { DatabaseHealth, isConnectionError } from "../src/db/pool.ts";
+import { workerDatabaseUrl } from "../src/db/run-time-roles.ts";
 import type { Logger } from "../src/log.ts";
 import { closeParkedMcpConnections } from "../src/mcp/run-tools.ts";
 import { configureProvidersFromEnv } from "../src/providers/configure.ts";
@@ -96,11 +97,15 @@ export interface RunningWorker {
 }
 
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  // Every connection of the worker (its pool, Graphile Worker's, the listener) works as chat_worker.
+  const databaseUrl = workerDatabaseUrl(options.databaseUrl);
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const concurrency = options.concurrency ?? 4;
   const log = options.logger.child({ worker_id: workerId });
+  // Every connection of the worker (its pools, Graphile Worker's, the listener) works as chat_worker.
+  const databaseUrl = workerDatabaseUrl(options.databaseUrl);
   const health = new DatabaseHealth(log);
-  const pools = createWorkerPools(options.databaseUrl, options.poolSize ?? poolSizeFromEnv(), log, health);
+  const pools = createWorkerPools(databaseUrl, options.poolSize ?? poolSizeFromEnv(), log, health);
   const { pool } = pools;
   await waitForDatabase(pool, health, options.startupWaitSeconds ?? startupWaitFromEnv(), log).catch(async (error: unknown) => {
     await pools.end();

@@ -1,6 +1,7 @@
 // Authentication: an HS256 JWT whose `sub` is a chat_public.users id. A valid token runs the request as chat_user
 // with `jwt.claims.sub`; no token runs it as chat_anonymous (which sees no rows). A token that is present but
-// invalid (forged, expired, wrong audience) is refused instead of silently downgraded, so clients notice.
+// invalid (forged, expired, wrong audience, no `exp`, or valid for longer than CHATD_TOKEN_MAX_LIFETIME_DAYS) is
+// refused instead of silently downgraded, so clients notice.
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -31,22 +32,44 @@ export function resolveJwtSecret(file = defaultSecretFile()): string {
   return readFileSync(file, "utf8").trim();
 }
 
-export function signToken(secret: string, userId: string, expiresInSeconds = 30 * 24 * 3600): string {
+const DAY_SECONDS = 86_400;
+export const DEFAULT_TOKEN_MAX_LIFETIME_DAYS = 90;
+
+/** CHATD_TOKEN_MAX_LIFETIME_DAYS (default 90): the longest a token may be valid, from its `iat` (or now) to `exp`. */
+export function maxTokenLifetimeSeconds(): number {
+  const raw = process.env.CHATD_TOKEN_MAX_LIFETIME_DAYS;
+  const days = raw === undefined || raw === "" ? DEFAULT_TOKEN_MAX_LIFETIME_DAYS : Number(raw);
+  if (!Number.isFinite(days) || days <= 0) throw new Error("CHATD_TOKEN_MAX_LIFETIME_DAYS must be a positive number of days");
+  return Math.round(days * DAY_SECONDS);
+}
+
+export function signToken(secret: string, userId: string, expiresInSeconds = 30 * DAY_SECONDS): string {
+  if (!(expiresInSeconds > 0) || expiresInSeconds > maxTokenLifetimeSeconds()) {
+    throw new Error(`a token's validity must be positive and at most CHATD_TOKEN_MAX_LIFETIME_DAYS (${maxTokenLifetimeSeconds() / DAY_SECONDS} days)`);
+  }
   return jwt.sign({}, secret, { algorithm: "HS256", subject: userId, audience: TOKEN_AUDIENCE, expiresIn: expiresInSeconds });
 }
 
 export type Identity = { kind: "anonymous" } | { kind: "user"; userId: string } | { kind: "invalid"; reason: string };
 
 /** Reads `Bearer <token>` from an Authorization header value (HTTP) or connection parameter (websocket). */
-export function identify(secret: string, authorization: unknown): Identity {
+export function identify(secret: string, authorization: unknown, maxLifetimeSeconds = maxTokenLifetimeSeconds()): Identity {
   if (authorization === undefined || authorization === null || authorization === "") return { kind: "anonymous" };
   if (typeof authorization !== "string") return { kind: "invalid", reason: "authorization must be a string" };
   const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
   if (!match?.[1]) return { kind: "invalid", reason: "authorization must be 'Bearer <token>'" };
   try {
     const claims = jwt.verify(match[1], secret, { algorithms: ["HS256"], audience: TOKEN_AUDIENCE });
-    const sub = typeof claims === "object" ? claims.sub : undefined;
+    if (typeof claims !== "object") return { kind: "invalid", reason: "the token is not valid" };
+    const sub = claims.sub;
     if (typeof sub !== "string" || !UUID.test(sub)) return { kind: "invalid", reason: "the token's sub is not a user id" };
+    // A token without exp would never expire; one valid for longer than the maximum is refused whatever its iat says.
+    if (typeof claims.exp !== "number") return { kind: "invalid", reason: "the token has no expiry (exp)" };
+    const now = Math.floor(Date.now() / 1000);
+    const issued = typeof claims.iat === "number" ? Math.min(claims.iat, now) : now;
+    if (claims.exp - issued > maxLifetimeSeconds) {
+      return { kind: "invalid", reason: "the token is valid for longer than the maximum lifetime" };
+    }
     return { kind: "user", userId: sub };
   } catch (error) {
     const expired = error instanceof jwt.TokenExpiredError;

@@ -48,6 +48,15 @@ function isPgError(error: unknown): error is PgLikeError {
     && (error as { code: string }).code.length === 5 && typeof (error as { severity?: unknown }).severity === "string";
 }
 
+/**
+ * Standard SQLSTATEs that bad input alone raises before any chatd function runs: PostgreSQL cannot store U+0000
+ * in jsonb (22P05) or text (22021). Refusals, not server faults.
+ */
+const INPUT_SQLSTATES: Readonly<Record<string, string>> = {
+  "22P05": "the input contains U+0000 (a NUL character), which cannot be stored",
+  "22021": "the input contains U+0000 (a NUL character) or a byte sequence that is not UTF-8",
+};
+
 let counter = 0;
 
 /**
@@ -66,6 +75,8 @@ export function maskError(error: GraphQLError): GraphQLError {
     const refusal = refusalError({ sqlState: original.code, message: original.message, column: original.column,
       detail: original.detail });
     if (refusal) return wrap(refusal.message, refusal.extensions ?? {});
+    const input = INPUT_SQLSTATES[original.code];
+    if (input) return wrap(input, { code: "INVALID_INPUT" });
   }
   counter += 1;
   const errorId = `${process.pid.toString(36)}-${Date.now().toString(36)}-${counter}`;

@@ -7,9 +7,10 @@ import { PostGraphileAmberPreset } from "postgraphile/presets/amber";
 import { GraphQLError } from "postgraphile/graphql";
 import { identify, pgSettingsFor } from "./auth.ts";
 import { ChatEventsPlugin } from "./chat-events-plugin.ts";
-import { DepthLimitPlugin } from "./depth-limit.ts";
 import { maskError } from "./errors.ts";
 import type { ChatListener } from "./listener.ts";
+import { introspectionRefusal, NoSuggestionsPlugin, type IntrospectionPolicy } from "./introspection.ts";
+import { QueryCostPlugin } from "./query-cost-plugin.ts";
 import { ResponseFormatPlugin } from "./response-format-plugin.ts";
 
 /** A 64 KiB schema inside a JSON string inside a JSON body, escaped several times over, fits. */
@@ -25,6 +26,8 @@ export interface PresetOptions {
   /** Absent when only the schema is built (scripts/export-schema.ts). */
   listener?: ChatListener;
   statementTimeoutMs?: number;
+  /** Who may introspect the schema and read suggestions (introspection.ts); `all` when absent. */
+  introspection?: IntrospectionPolicy;
 }
 
 /** Refuses a websocket operation whose connection carried an invalid token (HTTP is refused in server.ts). */
@@ -61,9 +64,15 @@ const UpperCaseEnumsPlugin: GraphileConfig.Plugin = {
 
 export function makePreset(options: PresetOptions): GraphileConfig.Preset {
   const statementTimeoutMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+  const introspection = options.introspection ?? "all";
+  const cost = QueryCostPlugin({
+    refuse: (measured, authorization) =>
+      introspectionRefusal(introspection, measured, identify(options.jwtSecret, authorization).kind === "user"),
+  });
   return {
     extends: [PostGraphileAmberPreset],
-    plugins: [UpperCaseEnumsPlugin, ResponseFormatPlugin, ChatEventsPlugin, DepthLimitPlugin(), WebsocketAuthPlugin(options.jwtSecret)],
+    plugins: [UpperCaseEnumsPlugin, ResponseFormatPlugin, ChatEventsPlugin, cost, WebsocketAuthPlugin(options.jwtSecret),
+      ...(introspection === "all" ? [] : [NoSuggestionsPlugin])],
     pgServices: [makePgService({ pool: options.pool, schemas: ["chat_public"], pubsub: false })],
     // Strict functions: arguments without a default are required (non-null) in GraphQL.
     gather: { pgStrictFunctions: true },

@@ -9,7 +9,9 @@ import { grafserv } from "postgraphile/grafserv/node";
 import { createPool } from "../db/pool.ts";
 import { logger } from "../log.ts";
 import { resolveApiConnection } from "./api-role.ts";
-import { identify, resolveJwtSecret, signToken } from "./auth.ts";
+import { identify, maxTokenLifetimeSeconds, resolveJwtSecret, signToken } from "./auth.ts";
+import { introspectionPolicy } from "./introspection.ts";
+import { metricsAllowed } from "./metrics-access.ts";
 import { ChatListener } from "./listener.ts";
 import { makePreset } from "./preset.ts";
 import { isConsoleRequest, serveConsole } from "./ui-chat/console-assets.ts";
@@ -54,6 +56,8 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const development = options.development ?? process.env.NODE_ENV !== "production";
   process.env.GRAPHILE_ENV ??= development ? "development" : "production";
   const jwtSecret = options.jwtSecret ?? resolveJwtSecret();
+  // Read at every token check; a bad value stops the start instead of failing each request.
+  maxTokenLifetimeSeconds();
   const databaseUrl = options.pool.options.connectionString;
   if (!options.apiDatabaseUrl && !databaseUrl) throw new Error("startApi needs apiDatabaseUrl or a pool with a connectionString");
   const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, databaseUrl!);
@@ -63,6 +67,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const listener = new ChatListener(apiUrl);
   const pgl = postgraphile(makePreset({
     pool: apiPool, jwtSecret, graphiql: development, listener, statementTimeoutMs: options.statementTimeoutMs,
+    introspection: introspectionPolicy(development),
   }));
   const serv = pgl.createServ(grafserv);
   // createHandler (rather than addTo) lets /health and the token check run first.
@@ -73,7 +78,11 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url === "/metrics") {
-      void metricsHandler(req, res);
+      const access = metricsAllowed(development, req.headers.authorization);
+      if (access === "ok") void metricsHandler(req, res);
+      else json(res, access === "disabled" ? 404 : 401, { errors: [{ message: access === "disabled"
+        ? "/metrics is off on the API port in production: set CHATD_METRICS_TOKEN, or scrape the worker's metrics port"
+        : "/metrics needs Authorization: Bearer <CHATD_METRICS_TOKEN>" }] });
       return;
     }
     if (req.url === "/health") {

@@ -5,6 +5,7 @@
 import pg from "pg";
 import { runner } from "node-pg-migrate";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
+import { hardenDatabase } from "./database-hardening.ts";
 import { applyFiles, filesToApply, readSqlFiles, recordedChecksums } from "./repeatable.ts";
 import { MIGRATIONS_DIR, readContract, SchemaAheadError, targetContract, writeContract } from "./schema-contract.ts";
 
@@ -113,6 +114,7 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
       });
     }
     if (toApply.length > 0) log(`applied ${toApply.length} repeatable sql/ files`);
+    await hardenDatabase(client);
     return { migrationsApplied, sqlFilesApplied: toApply.map((file) => file.name) };
   } finally {
     await client.query("select pg_advisory_unlock_all()").catch(() => {});

@@ -131,7 +131,7 @@ test("no public input produces a message with structuredOutput; no mutation writ
   assert.ok(read.data!.chatByRowId.messages.nodes.every((node) => node.kind === "RECEIPT" || node.structuredOutput === null));
   assert.not.ok(read.data!.chatByRowId.messages.nodes.some((node) => node.kind === "RECEIPT"));
   const introspection = await t.gql<{ __schema: { mutationType: { fields: { name: string }[] } } }>(
-    "query { __schema { mutationType { fields { name } } } }", {}, null);
+    "query { __schema { mutationType { fields { name } } } }", {}, owner.token);
   const names = introspection.data!.__schema.mutationType.fields.map((field) => field.name).sort();
   // Every mutation is a transition function; none writes a table or a receipt directly.
   assert.equal(names, ["archiveChat", "cancelBatch", "compactChat", "createBatch", "createChat", "deleteQueuedMessage",

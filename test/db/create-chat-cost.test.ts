@@ -37,7 +37,7 @@ test("create_chat without an idempotency key remembers nothing; with one it reme
   await createChat(db, user, "no key");
   assert.is((await db.pool.query("select count(*)::int as n from chat_private.idempotency_keys")).rows[0].n, before);
   const first = await createChat(db, user, "keyed", null, { idempotencyKey: "cost-1" });
-  assert.equal(await createChat(db, user, "keyed again", null, { idempotencyKey: "cost-1" }), first);
+  assert.equal(await createChat(db, user, "keyed", null, { idempotencyKey: "cost-1" }), first);
   assert.is((await db.pool.query("select count(*)::int as n from chat_private.idempotency_keys")).rows[0].n, before + 1);
   // A key outside 1..200 characters is still refused (CIINV), and only when a key is given.
   assert.is(await sqlState(createChat(db, user, "long key", null, { idempotencyKey: "k".repeat(201) })), "CIINV");

@@ -34,7 +34,7 @@ async function totals() {
 test("a repeated create with the same key returns the first result and creates nothing", async () => {
   const first = await createChat(db, user, "batch item 1", structured(), { idempotencyKey: "create-1" });
   const before = await totals();
-  const again = await createChat(db, user, "batch item 1 (retry)", structured(), { idempotencyKey: "create-1" });
+  const again = await createChat(db, user, "batch item 1", structured(), { idempotencyKey: "create-1" });
   assert.equal(again, first);
   assert.equal(await totals(), before);
   // Without a key, the same call creates a second chat.

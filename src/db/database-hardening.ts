@@ -1,0 +1,54 @@
+// Database-level privileges that `chatd migrate` re-asserts on every run. They live on the database itself, not in
+// a schema, so neither a migration (run once) nor a repeatable sql/ file (re-run only when it changes) would cover a
+// database created from a template or restored from a dump: CREATE DATABASE and pg_restore reset them.
+//   - TEMP: every role may create temporary tables by default, and a temporary table is the one object a caller can
+//     plant in front of a security definer function's names. Only the owner keeps it.
+//   - CREATE on schema public: `public` is on the security definer functions' search_path (after pg_catalog);
+//     PostgreSQL 14 and older, and databases upgraded from them, let every role create objects there.
+// And chat_worker's rights on Graphile Worker's schema: its migrations (run by `chatd migrate`) create and
+// recreate tables and functions, which start with no rights (nor row-level security policies) for anyone but the
+// owner.
+import type pg from "pg";
+
+/** Revokes what PUBLIC still holds (a no-op, needing no privilege, when revoked already); grants the queue. */
+export async function hardenDatabase(client: pg.ClientBase): Promise<void> {
+  try {
+    await client.query(`do $$
+    declare
+      v_public_schema boolean := exists (select from pg_catalog.pg_namespace where nspname = 'public');
+    begin
+      if has_database_privilege('public', current_database(), 'TEMP') then
+        execute format('revoke temporary on database %I from public', current_database());
+      end if;
+      if v_public_schema and has_schema_privilege('public', 'public', 'CREATE') then
+        revoke create on schema public from public;
+      end if;
+      -- A REVOKE by a role without the grant option only warns; the refusal must not go unnoticed.
+      if has_database_privilege('public', current_database(), 'TEMP')
+         or (v_public_schema and has_schema_privilege('public', 'public', 'CREATE')) then
+        raise exception 'PUBLIC keeps TEMP on the database or CREATE on schema public' using errcode = '42501';
+      end if;
+    end $$`);
+  } catch (error) {
+    throw new Error("cannot revoke TEMP on chatd's database or CREATE on schema public from PUBLIC: the DATABASE_URL " +
+      "user must own both, or an administrator revokes them once (see docs/security.md)", { cause: error });
+  }
+  await client.query(`grant usage on schema graphile_worker to chat_worker;
+    grant select, insert, update, delete on all tables in schema graphile_worker to chat_worker;
+    revoke insert, update, delete on graphile_worker.migrations from chat_worker;
+    grant usage, select, update on all sequences in schema graphile_worker to chat_worker;
+    grant execute on all functions in schema graphile_worker to chat_worker`);
+  // Graphile Worker enables row-level security on its private tables with no policy (only their owner may use
+  // them); chat_worker gets one policy per such table. Created only where missing: CREATE POLICY locks the table
+  // (the job queue, which running workers use) in ACCESS EXCLUSIVE mode.
+  await client.query(`do $$
+  declare
+    v_table regclass;
+  begin
+    for v_table in select c.oid::regclass from pg_catalog.pg_class c
+                   where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind = 'r' and c.relrowsecurity
+                     and not exists (select from pg_catalog.pg_policy p where p.polrelid = c.oid and p.polname = 'chatd_worker') loop
+      execute pg_catalog.format('create policy chatd_worker on %s for all to chat_worker using (true) with check (true)', v_table);
+    end loop;
+  end $$`);
+}

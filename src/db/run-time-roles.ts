@@ -1,0 +1,23 @@
+// Which database role each part of chatd works as. Only `chatd migrate` needs the owner of chatd's objects; the
+// worker works as chat_worker, the API as chatd_api switching to chat_user or chat_anonymous per request
+// (src/api/api-role.ts). The role is set by the connection itself (the startup option `-c role=...`), so every
+// connection of a pool, Graphile Worker's and the LISTEN connection included, has it before its first query, and a
+// login that may not take the role fails to connect instead of working with its own rights.
+export const WORKER_ROLE = "chat_worker";
+
+/** `databaseUrl` whose connections work as `role` (the login must be that role, a member of it, or a superuser). */
+export function withRole(databaseUrl: string, role: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(role)) throw new Error(`not a plain role name: ${role}`);
+  const url = new URL(databaseUrl);
+  const options = [url.searchParams.get("options"), `-c role=${role}`].filter(Boolean).join(" ");
+  url.searchParams.set("options", options);
+  return url.toString();
+}
+
+/**
+ * The worker's connection string: CHATD_WORKER_DATABASE_URL when set (a login provisioned for the worker, see
+ * docs/security.md), else DATABASE_URL; either way working as chat_worker.
+ */
+export function workerDatabaseUrl(databaseUrl: string): string {
+  return withRole(process.env.CHATD_WORKER_DATABASE_URL || databaseUrl, WORKER_ROLE);
+}

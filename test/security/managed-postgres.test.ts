@@ -1,0 +1,149 @@
+// A managed PostgreSQL has no superuser for chatd: the owner is a login with CREATEROLE that owns chatd's
+// database. chatd migrate, the worker (as chat_worker) and the API (as chatd_api) all work with it, end to end:
+// a structured chat created over GraphQL is answered by the worker (with a login of its own, a member of chat_worker
+// only, as docs/security.md provisions it) and its receipt read back.
+import { randomBytes } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { withApiRole } from "../../src/api/api-role.ts";
+import { signToken } from "../../src/api/auth.ts";
+import { startApi, type ApiServer } from "../../src/api/server.ts";
+import { withDatabase } from "../../src/db/database.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { workerDatabaseUrl } from "../../src/db/run-time-roles.ts";
+import { startWorker, type RunningWorker } from "../../worker/index.ts";
+import { sqlState } from "../support/db.ts";
+import { testLogger, waitFor } from "../support/worker.ts";
+
+const adminUrl = process.env.CHATD_TEST_ADMIN_URL!;
+const runner = process.env.CHATD_TEST_TEMPLATE!.split("_").pop();
+const suffix = randomBytes(4).toString("hex");
+const ownerRole = `chatd_owner_${suffix}`;
+// The worker's own login, as docs/security.md provisions it: a member of chat_worker and nothing else.
+const workerLogin = `chatd_worker_login_${suffix}`;
+const database = `chatd_t_${runner}_m${suffix}`;
+const password = "owner-password-for-the-test";
+// The cluster's chatd_api password is shared by the test files running at once (test/api/harness.ts uses it too).
+const apiPassword = "chatd-api-test-password";
+
+let ownerUrl: string;
+let ownerPool: pg.Pool;
+let worker: RunningWorker | undefined;
+let api: ApiServer | undefined;
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+test.before(async () => {
+  await admin(`create role ${ownerRole} login createrole nosuperuser password '${password}'`);
+  await admin(`create database ${database} owner ${ownerRole}`);
+  const url = new URL(withDatabase(adminUrl, database));
+  url.username = ownerRole;
+  url.password = password;
+  ownerUrl = url.toString();
+  ownerPool = new pg.Pool({ connectionString: ownerUrl, max: 4 });
+  ownerPool.on("error", () => {});
+});
+test.after(async () => {
+  await api?.close();
+  await worker?.stop();
+  await ownerPool.end();
+  await admin(`drop database if exists ${database} with (force)`);
+  await admin(`drop role if exists ${workerLogin}`);
+  await admin(`drop owned by ${ownerRole}`).catch(() => {});
+  await admin(`drop role if exists ${ownerRole}`);
+});
+
+test("chatd migrate works as a non-superuser owner, and re-running it is a no-op", async () => {
+  const { rows } = await ownerPool.query<{ rolsuper: boolean }>("select rolsuper from pg_roles where rolname = current_user");
+  assert.is(rows[0]!.rolsuper, false);
+  const first = await migrate(ownerUrl);
+  assert.ok(first.migrationsApplied.length > 0);
+  const policies = "select array_agg(oid::text order by oid) as oids from pg_policy where polname = 'chatd_worker'";
+  const before = (await ownerPool.query<{ oids: string[] }>(policies)).rows[0]!.oids;
+  assert.ok(before.length > 0, "chat_worker's policies on Graphile Worker's tables");
+  const again = await migrate(ownerUrl);
+  assert.equal([again.migrationsApplied, again.sqlFilesApplied], [[], []]);
+  // Not recreated (CREATE POLICY would lock the job queue against running workers).
+  assert.equal((await ownerPool.query<{ oids: string[] }>(policies)).rows[0]!.oids, before);
+  const owners = await ownerPool.query<{ owner: string }>(
+    "select distinct pg_get_userbyid(relowner) as owner from pg_class where relnamespace = 'chat_public'::regnamespace");
+  assert.equal(owners.rows.map((row) => row.owner), [ownerRole]);
+});
+
+test("the worker's connections work as chat_worker, with the owner's login", async () => {
+  const client = new pg.Client({ connectionString: workerDatabaseUrl(ownerUrl) });
+  await client.connect();
+  try {
+    const { rows } = await client.query("select current_user::text as role, session_user::text as login");
+    assert.equal(rows[0], { role: "chat_worker", login: ownerRole });
+  } finally {
+    await client.end();
+  }
+});
+
+test("the worker's own login (CHATD_WORKER_DATABASE_URL) may take chat_worker and nothing more", async () => {
+  await ownerPool.query(`create role ${workerLogin} login password '${password}' in role chat_worker`);
+  const url = new URL(ownerUrl);
+  url.username = workerLogin;
+  const client = new pg.Client({ connectionString: workerDatabaseUrl(url.toString()) });
+  await client.connect();
+  try {
+    const { rows } = await client.query("select current_user::text as role");
+    assert.equal(rows[0], { role: "chat_worker" });
+    assert.is(await sqlState(client.query(`set role ${ownerRole}`)), "42501");
+    assert.is(await sqlState(client.query("create temporary table t (x int)")), "42501");
+  } finally {
+    await client.end();
+  }
+});
+
+test("migrate, worker (its own login, as chat_worker) and API (chatd_api) run a structured chat end to end", async () => {
+  await ownerPool.query("update chat_private.experiments set enabled = true where name = 'chat-structured-output'");
+  await ownerPool.query(`alter role chatd_api with login password '${apiPassword}'`);
+  const { rows: [user] } = await ownerPool.query<{ id: string }>("insert into chat_public.users (name) values ('managed') returning id");
+  const workerUrl = new URL(ownerUrl);
+  workerUrl.username = workerLogin;
+  process.env.CHATD_WORKER_DATABASE_URL = workerUrl.toString();
+  try {
+    // databaseUrl is the owner's; the worker must not use it.
+    worker = await startWorker({ databaseUrl: ownerUrl, logger: testLogger, concurrency: 2, workspacesRoot: await mkdtemp(join(tmpdir(), "chatd-ws-")) });
+  } finally {
+    delete process.env.CHATD_WORKER_DATABASE_URL;
+  }
+  const sessions = await ownerPool.query<{ login: string }>(
+    "select distinct usename::text as login from pg_stat_activity where datname = current_database() and application_name <> 'chatd migrate' and pid <> pg_backend_pid()");
+  assert.ok(sessions.rows.some((row) => row.login === workerLogin), JSON.stringify(sessions.rows));
+  const secret = randomBytes(32).toString("hex");
+  api = await startApi({ pool: ownerPool, port: 0, host: "127.0.0.1", apiDatabaseUrl: withApiRole(ownerUrl, apiPassword),
+    jwtSecret: secret, development: false });
+  const token = signToken(secret, user!.id);
+  const gql = async (query: string, variables: object) => {
+    const response = await fetch(api!.graphqlUrl, { method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+    return await response.json() as { data?: Record<string, { result?: { structuredOutputRequestId: string } }>; errors?: unknown[] };
+  };
+  const created = await gql(`mutation($c: JSON!, $rf: String) { createChat(input: {content: $c, responseFormat: $rf}) {
+    result { structuredOutputRequestId } } }`, { c: [{ type: "text", text: "report" }],
+    rf: JSON.stringify({ type: "json_schema", json_schema: { name: "report", schema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] } } }) });
+  assert.not.ok(created.errors, JSON.stringify(created.errors));
+  const requestId = created.data!.createChat!.result!.structuredOutputRequestId;
+  const status = await waitFor("the receipt", async () => {
+    const { rows } = await ownerPool.query<{ status: string }>("select status::text from chat_public.structured_output_requests where id = $1", [requestId]);
+    return rows[0]?.status !== "pending" && rows[0]?.status;
+  }, 60_000);
+  assert.is(status, "succeeded");
+});
+
+test.run();
