@@ -11,7 +11,7 @@ import {
   ENVELOPE_LIMITS,
   isJsonObjectValue,
   parseJsonSafe,
-  VALUE_MAX_BYTES,
+  VALUE_INPUT_MAX_BYTES,
   validateResponseFormat,
   validateValue,
   type CompiledSchema,
@@ -84,7 +84,7 @@ export async function runSchemaValidate(schemaInput: string | Uint8Array, values
 }
 
 const JSONL_LIMITS = {
-  maxBytes: ENVELOPE_LIMITS.maxBytes + VALUE_MAX_BYTES + 1024,
+  maxBytes: ENVELOPE_LIMITS.maxBytes + VALUE_INPUT_MAX_BYTES + 1024,
   maxDepth: Math.max(ENVELOPE_LIMITS.maxDepth, 66),
   maxNodes: ENVELOPE_LIMITS.maxNodes + 16_384 + 4,
 };
