@@ -410,6 +410,30 @@ export function parseJsonSafe(input: string | Uint8Array, limits?: Partial<JsonL
   }
 }
 
+/**
+ * The depth or node rule an already parsed value breaks, with the pointer and message parseJsonSafe
+ * would give for its text alone (nodes counted in document order, containers before their items), for
+ * values that were parsed as part of a larger document.
+ */
+export function limitError(value: JsonValue, limits: Pick<JsonLimits, "maxDepth" | "maxNodes">): BoundaryError | undefined {
+  let nodes = 0;
+  const path: (string | number)[] = [];
+  const visit = (v: JsonValue, depth: number): BoundaryError | undefined => {
+    if (++nodes > limits.maxNodes) return { pointer: pointerOf(path), rule: "max-nodes", message: `more than ${limits.maxNodes} nodes` };
+    if (!Array.isArray(v) && !(v instanceof Map)) return undefined;
+    if (depth + 1 > limits.maxDepth) return { pointer: pointerOf(path), rule: "max-depth", message: `nesting deeper than ${limits.maxDepth}` };
+    const entries: Iterable<[string | number, JsonValue]> = Array.isArray(v) ? v.entries() : v.entries();
+    for (const [k, x] of entries) {
+      path.push(k);
+      const e = visit(x, depth + 1);
+      path.pop();
+      if (e !== undefined) return e;
+    }
+    return undefined;
+  };
+  return visit(value, 0);
+}
+
 export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
   return v instanceof Map;
 }
