@@ -12,9 +12,9 @@ import {
   limitError,
   parseJsonSafe,
   VALUE_INPUT_MAX_BYTES,
-  validateParsed,
+  checkParsed,
+  checkValue,
   validateResponseFormat,
-  validateValue,
   VALUE_LIMITS,
   type CompiledSchema,
 } from "../structured/index.ts";
@@ -75,7 +75,7 @@ export async function runSchemaValidate(schemaInput: string | Uint8Array, values
   for await (const line of lines(values)) {
     n++;
     if (line.trim() === "") continue;
-    const r = validateValue(loaded.validator, line);
+    const r = checkValue(loaded.validator, line);
     if (r.ok) writeLine(out, JSON.stringify({ line: n, ok: true }));
     else {
       failed = true;
@@ -127,7 +127,7 @@ export function validateJsonlLine(line: string): JsonlVerdict {
   const value = obj.get("value") ?? null;
   const capped = limitError(value, VALUE_LIMITS);
   if (capped !== undefined) return { ok: false, errors: [{ pointer: capped.pointer, message: `${capped.rule}: ${capped.message}` }] };
-  const r = validateParsed(c.validator, value);
+  const r = checkParsed(c.validator, value);
   return r.ok ? { ok: true } : { ok: false, errors: r.errors };
 }
 

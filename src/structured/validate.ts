@@ -2,7 +2,7 @@
 // bounded feedback.
 
 import { VALUE_INPUT_LIMITS, VALUE_MAX_BYTES } from "./caps.ts";
-import { canonicalJson } from "./canonical.ts";
+import { canonicalJson, storedByteLength } from "./canonical.ts";
 import type { CompiledSchema } from "./compile.ts";
 import { withExactData } from "./exact-data.ts";
 import { clipErrors, formatFeedback, fromAjvErrors, type ValueError } from "./feedback.ts";
@@ -35,10 +35,7 @@ function hasExpandingNumber(v: JsonValue): boolean {
  * returns), which can be longer than what was sent: `1e60` is stored as 61 digits, and every `,` and
  * `:` is followed by a space. The message says so, so that the model can shorten the value.
  */
-function storedSizeError(value: JsonValue, canonicalText: string): ValueError | undefined {
-  // A UTF-16 unit is at most 3 UTF-8 bytes: short texts skip the count.
-  if (canonicalText.length * 3 <= VALUE_MAX_BYTES) return undefined;
-  const bytes = Buffer.byteLength(canonicalText, "utf8");
+function storedSizeError(value: JsonValue, bytes: number): ValueError | undefined {
   if (bytes <= VALUE_MAX_BYTES) return undefined;
   const why = hasExpandingNumber(value)
     ? "numbers are stored without exponent (1e60 takes 61 characters): write them out shorter or send fewer"
@@ -51,9 +48,33 @@ export function validateParsed(validator: CompiledSchema, value: JsonValue): Val
   const valid = withExactData(value, (data) => validator.validate(data));
   if (valid !== true) return failure(fromAjvErrors(validator.validate.errors));
   const canonicalText = canonicalJson(value);
-  const tooLarge = storedSizeError(value, canonicalText);
+  // A UTF-16 unit is at most 3 UTF-8 bytes: short texts skip the count.
+  const tooLarge = canonicalText.length * 3 <= VALUE_MAX_BYTES ? undefined : storedSizeError(value, Buffer.byteLength(canonicalText, "utf8"));
   if (tooLarge !== undefined) return failure([tooLarge], "max-bytes");
   return { ok: true, value, canonicalText };
+}
+
+export type CheckResult = { ok: true } | Extract<ValidateResult, { ok: false }>;
+
+/**
+ * validateParsed's verdict without the stored text (its size is computed, not the text): for callers
+ * that only report the verdict (`chatd schema validate`). Same checks, same errors.
+ */
+export function checkParsed(validator: CompiledSchema, value: JsonValue): CheckResult {
+  const valid = withExactData(value, (data) => validator.validate(data));
+  if (valid !== true) return failure(fromAjvErrors(validator.validate.errors)) as CheckResult;
+  const tooLarge = storedSizeError(value, storedByteLength(value));
+  return tooLarge === undefined ? { ok: true } : failure([tooLarge], "max-bytes") as CheckResult;
+}
+
+/** checkParsed on a value's text (through the boundary, as validateValue). */
+export function checkValue(validator: CompiledSchema, valueText: string | Uint8Array): CheckResult {
+  const parsed = parseJsonSafe(valueText, VALUE_INPUT_LIMITS);
+  if (!parsed.ok) {
+    const { pointer, rule, message } = parsed.error;
+    return failure([{ pointer, message: `${rule}: ${message}` }]) as CheckResult;
+  }
+  return checkParsed(validator, parsed.value);
 }
 
 export function validateValue(validator: CompiledSchema, valueText: string | Uint8Array): ValidateResult {
