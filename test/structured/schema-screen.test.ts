@@ -155,4 +155,18 @@ test("draft-07 applicators work", () => {
   assert.ok(validateValue(s, '{"kind":"b","zz":true}').ok);
 });
 
+
+
+test("repeated allOf/anyOf branches decide as written; repeated oneOf branches still count twice", () => {
+  const allOf = compile('{"allOf":[{"minimum":1},{"minimum":1},{"maximum":5},{"minimum":1}]}');
+  assert.ok(validateValue(allOf, "3").ok);
+  assert.not.ok(validateValue(allOf, "0").ok);
+  assert.not.ok(validateValue(allOf, "6").ok);
+  const anyOf = compile('{"anyOf":[{"type":"string"},{"type":"string"},{"minimum":10}]}');
+  assert.ok(validateValue(anyOf, '"x"').ok);
+  assert.ok(validateValue(anyOf, "10").ok);
+  assert.not.ok(validateValue(anyOf, "9").ok);
+  const oneOf = compile('{"oneOf":[{"type":"string"},{"type":"string"}]}');
+  assert.not.ok(validateValue(oneOf, '"x"').ok, "two branches match");
+});
 test.run();
