@@ -11,12 +11,12 @@ import type { DataValidateFunction, RegExpEngine } from "ajv/dist/types/index.js
 import draft07 from "ajv/dist/refs/json-schema-draft-07.json" with { type: "json" };
 import { createRequire } from "node:module";
 import { RE2Set, type RE2JS } from "re2js";
-import { COMPILE_CACHE_SIZE, SCHEMA_MAX_BYTES, SCHEMA_MAX_NODES } from "./caps.ts";
+import { COMPILE_CACHE_SIZE, SCHEMA_LIMITS, SCHEMA_MAX_BYTES } from "./caps.ts";
 import { canonicalJson, sha256Hex } from "./canonical.ts";
 import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, type Decimal } from "./decimal.ts";
 import { equalityKeyAt, longNumberAt, ownKeys, ownValues } from "./exact-data.ts";
 import { FORMAT_CHECKS, SUPPORTED_FORMATS } from "./formats.ts";
-import { isJsonObject, JsonNumber, type JsonValue } from "./json-boundary.ts";
+import { isJsonObject, JsonNumber, limitError, type JsonValue } from "./json-boundary.ts";
 import { compileRe2, screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
 
 export interface CompiledSchema {
@@ -303,17 +303,6 @@ function remember(c: CompiledSchema): void {
   }
 }
 
-/** Every value is a node, as the JSON boundary counts them (object keys are not). */
-function countNodes(v: JsonValue): number {
-  if (Array.isArray(v)) return v.reduce<number>((n, x) => n + countNodes(x), 1);
-  if (isJsonObject(v)) {
-    let n = 1;
-    for (const x of v.values()) n += countNodes(x);
-    return n;
-  }
-  return 1;
-}
-
 /** Screening + caps + meta-validation + compile. Errors name a JSON pointer into the schema. */
 export function compileSchema(schema: JsonValue): CompileResult {
   if (!isJsonObject(schema)) return { ok: false, errors: [{ field: "", detail: "the schema document must be an object" }] };
@@ -329,9 +318,9 @@ export function compileSchema(schema: JsonValue): CompileResult {
     cache.set(sha256, hit);
     return { ok: true, validator: hit };
   }
-  // The document's own node count (the envelope's parse allowed a few more for itself).
-  const nodes = countNodes(schema);
-  if (nodes > SCHEMA_MAX_NODES) return { ok: false, errors: [{ field: "", detail: `schema has more than ${SCHEMA_MAX_NODES} nodes (${nodes})` }] };
+  // The document's own JSON nesting and node count: an envelope's or a JSONL line's parse allowed a few more.
+  const capped = limitError(schema, SCHEMA_LIMITS);
+  if (capped !== undefined) return { ok: false, errors: [{ field: capped.pointer, detail: `${capped.rule}: ${capped.message}` }] };
   const screened = screenSchema(schema);
   if (!screened.ok) return { ok: false, errors: screened.errors.map((e: SchemaError) => ({ field: e.pointer, detail: e.detail })) };
   if (validateDraft07(toPlain(schema, true)) !== true) return { ok: false, errors: metaErrors(validateDraft07.errors) };

@@ -8,10 +8,11 @@ import * as assert from "uvu/assert";
 import { runSchemaCheck, runSchemaValidate, validateJsonlLine } from "../../src/cli/schema-command.ts";
 import { FINALIZER_TOOL_NAME, judgeBatch } from "../../src/structured/finalizer.ts";
 import {
-  NUMBER_MAX_LITERAL_LENGTH, SCHEMA_MAX_BRANCHES, SCHEMA_MAX_BYTES, SCHEMA_MAX_DEPTH, SCHEMA_MAX_ENUM_ITEMS,
+  NUMBER_MAX_LITERAL_LENGTH, SCHEMA_MAX_BRANCHES, SCHEMA_MAX_BYTES, SCHEMA_MAX_DEPTH, SCHEMA_MAX_ENUM_ITEMS, SCHEMA_MAX_JSON_DEPTH,
   SCHEMA_MAX_NODES, SCHEMA_MAX_PATTERN_LENGTH, SCHEMA_MAX_PATTERNS, validateResponseFormat, VALUE_MAX_BYTES,
   VALUE_MAX_DEPTH, VALUE_MAX_NODES,
 } from "../../src/structured/index.ts";
+import { governingRequest } from "../../worker/loop/structured.ts";
 import { compile } from "./helpers.ts";
 
 type Verdict = { ok: true; stored?: string } | { ok: false; message: string };
@@ -170,6 +171,14 @@ test("schema caps at N and N + 1: bytes, depth, nodes, branches, patterns, patte
   const enumItems = (n: number): string => `{"enum":[${Array.from({ length: n }, (_, i) => i).join(",")}]}`;
   schemaPasses(enumItems(SCHEMA_MAX_ENUM_ITEMS));
   schemaFails(enumItems(SCHEMA_MAX_ENUM_ITEMS + 1));
+});
+
+test("the worker re-validates a stored schema with the schema caps: JSON nesting 128 runs; 129 is refused by every path", () => {
+  const deep = (d: number): string => `{"enum":[${"[".repeat(d - 2)}${"]".repeat(d - 2)}]}`;
+  const state = (schemaText: string) => ({ requestId: "r", schemaText, rejectedBatches: 0, valueRejected: false, candidatePresent: false });
+  schemaPasses(deep(SCHEMA_MAX_JSON_DEPTH));
+  schemaFails(deep(SCHEMA_MAX_JSON_DEPTH + 1));
+  assert.ok(governingRequest(state(deep(SCHEMA_MAX_JSON_DEPTH)), [], { enabled: false, perTool: true }).ok);
 });
 
 test.run();
