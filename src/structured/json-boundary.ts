@@ -410,12 +410,30 @@ export function parseJsonSafe(input: string | Uint8Array, limits?: Partial<JsonL
   }
 }
 
+function withinLimits(value: JsonValue, limits: Pick<JsonLimits, "maxDepth" | "maxNodes">): boolean {
+  let nodes = 0;
+  const fits = (v: JsonValue, depth: number): boolean => {
+    if (++nodes > limits.maxNodes) return false;
+    if (Array.isArray(v)) {
+      if (depth >= limits.maxDepth) return false;
+      for (let i = 0; i < v.length; i++) if (!fits(v[i] ?? null, depth + 1)) return false;
+    } else if (v instanceof Map) {
+      if (depth >= limits.maxDepth) return false;
+      for (const x of v.values()) if (!fits(x, depth + 1)) return false;
+    }
+    return true;
+  };
+  return fits(value, 0);
+}
+
 /**
  * The depth or node rule an already parsed value breaks, with the pointer and message parseJsonSafe
  * would give for its text alone (nodes counted in document order, containers before their items), for
  * values that were parsed as part of a larger document.
  */
 export function limitError(value: JsonValue, limits: Pick<JsonLimits, "maxDepth" | "maxNodes">): BoundaryError | undefined {
+  // Nearly every value is within its limits: count without tracking a path first (~10x cheaper).
+  if (withinLimits(value, limits)) return undefined;
   let nodes = 0;
   const path: (string | number)[] = [];
   const visit = (v: JsonValue, depth: number): BoundaryError | undefined => {
