@@ -18,10 +18,11 @@ export const SCHEMA_MAX_ENUM_ITEMS = 1024;
 export const VALUE_MAX_BYTES = 256 * 1024;
 /**
  * What may be sent: a value's JSON text (a `chatd schema validate` line) or the finalizer's whole
- * arguments. A transport bound, above the stored cap so that whitespace and escapes never decide;
- * the stored size does (validate.ts).
+ * arguments, wrapper included. A transport bound: a value at the stored cap, sent as it is stored,
+ * always fits (with the wrapper's 11 bytes); the stored size is then what decides (validate.ts). It
+ * also bounds what a rejected attempt may leave in the transcript.
  */
-export const VALUE_INPUT_MAX_BYTES = 1024 * 1024;
+export const VALUE_INPUT_MAX_BYTES = VALUE_MAX_BYTES + 64;
 /** Container nesting: a scalar is at depth 0, `[]` at depth 1. */
 export const VALUE_MAX_DEPTH = 64;
 /** Every value counts one node (scalars, arrays, objects); object keys do not count. */

@@ -9,7 +9,7 @@ import { runSchemaCheck, runSchemaValidate, validateJsonlLine } from "../../src/
 import { FINALIZER_TOOL_NAME, judgeBatch } from "../../src/structured/finalizer.ts";
 import {
   NUMBER_MAX_LITERAL_LENGTH, SCHEMA_MAX_BRANCHES, SCHEMA_MAX_BYTES, SCHEMA_MAX_DEPTH, SCHEMA_MAX_ENUM_ITEMS, SCHEMA_MAX_JSON_DEPTH,
-  SCHEMA_MAX_NODES, SCHEMA_MAX_PATTERN_LENGTH, SCHEMA_MAX_PATTERNS, validateResponseFormat, VALUE_MAX_BYTES,
+  SCHEMA_MAX_NODES, SCHEMA_MAX_PATTERN_LENGTH, SCHEMA_MAX_PATTERNS, validateResponseFormat, VALUE_INPUT_MAX_BYTES, VALUE_MAX_BYTES,
   VALUE_MAX_DEPTH, VALUE_MAX_NODES,
 } from "../../src/structured/index.ts";
 import { governingRequest } from "../../worker/loop/structured.ts";
@@ -98,10 +98,16 @@ test("value bytes, as stored: separators count (a space after every comma and co
   await fails(object(VALUE_MAX_BYTES - 8), /max-bytes/);
 });
 
-test("what is sent may be larger than what is stored (whitespace, escapes), up to 1 MiB", async () => {
-  const spaced = `[${" ".repeat(VALUE_MAX_BYTES)}1]`;
-  assert.is(await passes(spaced), "[1]");
+test("what is sent is a transport bound (256 KiB + 64, wrapper included): whitespace and escapes up to it", async () => {
+  assert.is(VALUE_INPUT_MAX_BYTES, VALUE_MAX_BYTES + 64);
+  // Whitespace on a value stored at the cap: sent VALUE_MAX_BYTES + 40 (+ 11 for the wrapper).
+  const half = (VALUE_MAX_BYTES - 8) / 2;
+  const spaced = `[ "${"a".repeat(half)}" ,${" ".repeat(39)}"${"b".repeat(half)}"]`;
+  assert.is(bytes(spaced), VALUE_MAX_BYTES + 40);
+  assert.is(bytes(await passes(spaced)), VALUE_MAX_BYTES);
   assert.is(bytes(await passes(`"${"\\u00e9".repeat(43_000)}"`)), 2 * 43_000 + 2);
+  assert.not.ok(viaFinalizer(ANY, `[${" ".repeat(VALUE_INPUT_MAX_BYTES)}1]`).ok);
+  assert.not.ok((await viaCli(ANY, `[${" ".repeat(VALUE_INPUT_MAX_BYTES)}1]`)).ok);
 });
 
 test("value depth: 64 passes, 65 fails with the value's cap in the message", async () => {
