@@ -40,7 +40,8 @@ async function run(steps: object[]): Promise<{ status: string; bytes: number | n
      from chat_public.structured_output_requests r join chat_public.chat_messages m on m.id = r.receipt_message_id where r.chat_id = $1`, [chat]);
   const tool = await db.pool.query<{ message: string }>(
     `select e -> 'result' -> 'errors' -> 0 ->> 'message' as message from chat_public.chat_messages m, jsonb_array_elements(m.content) e
-     where m.chat_id = $1 and m.role = 'tool' and e ->> 'tool_name' = 'coder_structured_output' order by m.id`, [chat]);
+     where m.chat_id = $1 and m.role = 'tool' and e ->> 'tool_name' = 'coder_structured_output' and e -> 'result' ? 'errors'
+     order by m.id`, [chat]);
   return { ...rows[0]!, feedback: tool.rows.map((r) => r.message) };
 }
 
@@ -50,7 +51,7 @@ test("stored text of exactly 256 KiB: succeeded, and valueJson is exactly 262,14
 
 test("one byte more as stored is refused with the stored size in the feedback; the repair succeeds", async () => {
   const result = await run([finalize(numbers(2)), finalize("[1]")]);
-  assert.equal({ ...result, feedback: result.feedback.map((f) => f.slice(0, 62)) },
+  assert.equal({ ...result, feedback: result.feedback.map((f) => f.slice(0, 64)) },
     { status: "succeeded", bytes: 3, attempts: 2, feedback: ["max-bytes: the value is 262145 bytes as stored, more than 262144"] });
 });
 
