@@ -169,4 +169,18 @@ test("repeated allOf/anyOf branches decide as written; repeated oneOf branches s
   const oneOf = compile('{"oneOf":[{"type":"string"},{"type":"string"}]}');
   assert.not.ok(validateValue(oneOf, '"x"').ok, "two branches match");
 });
+test("unknown keywords are refused at every schema position (ajv's strict mode is off; the screen decides)", () => {
+  const X = '{"nope":1}';
+  const positions: [string, string][] = [
+    [`{"properties":{"a":${X}}}`, "/properties/a/nope"], [`{"patternProperties":{"^x":${X}}}`, "/patternProperties/^x/nope"],
+    [`{"additionalProperties":${X}}`, "/additionalProperties/nope"], [`{"propertyNames":${X}}`, "/propertyNames/nope"],
+    [`{"dependencies":{"a":${X}}}`, "/dependencies/a/nope"], [`{"items":${X}}`, "/items/nope"], [`{"items":[{},${X}]}`, "/items/1/nope"],
+    [`{"additionalItems":${X}}`, "/additionalItems/nope"], [`{"contains":${X}}`, "/contains/nope"], [`{"not":${X}}`, "/not/nope"],
+    [`{"if":${X}}`, "/if/nope"], [`{"then":${X}}`, "/then/nope"], [`{"else":${X}}`, "/else/nope"],
+    [`{"allOf":[{},${X}]}`, "/allOf/1/nope"], [`{"anyOf":[${X}]}`, "/anyOf/0/nope"], [`{"oneOf":[${X}]}`, "/oneOf/0/nope"],
+    [X, "/nope"],
+  ];
+  for (const [schema, pointer] of positions) rejected(schema, pointer, /unknown keyword "nope"/);
+});
+
 test.run();
