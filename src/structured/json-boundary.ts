@@ -246,10 +246,23 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
     const negative = text.charCodeAt(pos) === 0x2d;
     if (negative) pos++;
     const first = text.charCodeAt(pos);
+    // An integer's value is accumulated while its digits are read: exact below 2^53, so for at most
+    // 15 digits (the fast path below) it is Number(literal) without parsing the literal again.
+    let integer = 0;
     if (first === 48) pos++;
-    else if (first >= 49 && first <= 57) digitsFrom();
-    else fail("syntax", `unexpected ${describe()}`);
-    const fraction = text.charCodeAt(pos) === 0x2e;
+    else if (first >= 49 && first <= 57) {
+      while (pos < len) {
+        const d = text.charCodeAt(pos);
+        if (d < 48 || d > 57) break;
+        integer = integer * 10 + (d - 48);
+        pos++;
+      }
+    } else fail("syntax", `unexpected ${describe()}`);
+    const next = text.charCodeAt(pos);
+    if (next !== 0x2e && next !== 0x65 && next !== 0x45 && pos - start - (negative ? 1 : 0) <= 15) {
+      return new JsonNumber(text.slice(start, pos), negative ? -integer : integer);
+    }
+    const fraction = next === 0x2e;
     if (fraction) {
       pos++;
       if (digitsFrom() === 0) fail("syntax", "digit expected after decimal point");
