@@ -194,6 +194,9 @@ REVOKE ALL ON FUNCTION chat_private.promote_queue_head(p_chat_id uuid) FROM PUBL
 -- ACL chat_private FUNCTION queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean)
 REVOKE ALL ON FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION receipt_provenance(p_request_id uuid, p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.receipt_provenance(p_request_id uuid, p_chat_id uuid) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
@@ -557,6 +560,10 @@ GRANT SELECT ON TABLE chat_public.users TO chat_operator;
 GRANT SELECT ON TABLE chat_public.users TO chat_user;
 GRANT SELECT ON TABLE chat_public.users TO chat_worker;
 
+-- CHECK CONSTRAINT chat_public structured_output_requests structured_output_requests_provenance
+ALTER TABLE chat_public.structured_output_requests
+    ADD CONSTRAINT structured_output_requests_provenance CHECK (((status = 'pending'::chat_public.structured_output_status) OR ((finalization_attempts IS NOT NULL) AND (model_steps IS NOT NULL)))) NOT VALID;
+
 -- COMMENT - SCHEMA chat_private
 COMMENT ON SCHEMA chat_private IS 'Internal state (secrets, leases, turn progress, replay data); never exposed to clients.';
 
@@ -651,7 +658,7 @@ COMMENT ON VIEW chat_private.queue_depth IS 'Queued inputs per chat: how many, h
 COMMENT ON VIEW chat_private.recent_failures IS 'Failed structured requests and chats in error, with their sanitized reasons (never provider bodies or schema values). Order by `at` desc.';
 
 -- COMMENT chat_private VIEW request_outcomes_hourly
-COMMENT ON VIEW chat_private.request_outcomes_hourly IS 'Structured output requests per hour (of their receipt, or of their creation while pending), by status and error code.';
+COMMENT ON VIEW chat_private.request_outcomes_hourly IS 'Structured output requests per hour (of their receipt, or of their creation while pending), by status, error code and the model that produced the receipt (model_config_id, provider, model: null while pending and for receipts written before provenance was recorded), with their attempts, steps and tokens summed and the mean time from the turn''s start to the receipt. Sum over the model columns for outcomes alone.';
 
 -- COMMENT chat_private VIEW stuck_chats
 COMMENT ON VIEW chat_private.stuck_chats IS 'Runnable chats (running, interrupting) without a live lease. The worker''s sweep re-enqueues them every few seconds; a row that stays here means no worker is running. Columns: lease_expired_at is null when no lease was ever taken for the current run; stuck_for counts from the lease expiry or the last change; recoveries is the open turn''s count of expired leases.';
@@ -710,8 +717,35 @@ COMMENT ON COLUMN chat_public.chats.queue_version IS 'The snapshot_version of th
 -- COMMENT chat_public COLUMN chats.snapshot_version
 COMMENT ON COLUMN chat_public.chats.snapshot_version IS 'Bumped once by every transition.';
 
+-- COMMENT chat_public COLUMN structured_output.provenance
+COMMENT ON COLUMN chat_public.structured_output.provenance IS 'How the receipt came about (the request''s finalization attempts, model steps, model, tokens, times, schema hash).';
+
+-- COMMENT chat_public COLUMN structured_output_requests.finalization_attempts
+COMMENT ON COLUMN chat_public.structured_output_requests.finalization_attempts IS 'Assistant batches judged against the request: rejected ones (a text-only answer, a bad finalizer call, an invalid value) and accepted candidates (also one a stop hook discarded). Null while pending.';
+
+-- COMMENT chat_public COLUMN structured_output_requests.input_tokens
+COMMENT ON COLUMN chat_public.structured_output_requests.input_tokens IS 'Input tokens summed over the turn''s model calls that reported usage; null when none did.';
+
+-- COMMENT chat_public COLUMN structured_output_requests.model
+COMMENT ON COLUMN chat_public.structured_output_requests.model IS 'That model config''s model id.';
+
+-- COMMENT chat_public COLUMN structured_output_requests.model_config_id
+COMMENT ON COLUMN chat_public.structured_output_requests.model_config_id IS 'The chat''s model config when the receipt was written.';
+
+-- COMMENT chat_public COLUMN structured_output_requests.model_steps
+COMMENT ON COLUMN chat_public.structured_output_requests.model_steps IS 'Model steps of the request''s turn. Null while pending.';
+
+-- COMMENT chat_public COLUMN structured_output_requests.output_tokens
+COMMENT ON COLUMN chat_public.structured_output_requests.output_tokens IS 'Output tokens summed over the turn''s model calls that reported usage; null when none did.';
+
+-- COMMENT chat_public COLUMN structured_output_requests.provider
+COMMENT ON COLUMN chat_public.structured_output_requests.provider IS 'That model config''s provider.';
+
 -- COMMENT chat_public COLUMN structured_output_requests.schema_sha256
 COMMENT ON COLUMN chat_public.structured_output_requests.schema_sha256 IS 'SHA-256 (hex) of `schema::text`.';
+
+-- COMMENT chat_public COLUMN structured_output_requests.started_at
+COMMENT ON COLUMN chat_public.structured_output_requests.started_at IS 'When the request''s turn started; null for a request that never ran (deleted from the queue, superseded while queued).';
 
 -- COMMENT chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 COMMENT ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) IS 'Archives an idle chat (waiting or error), or unarchives it with `archived` false.';
@@ -845,6 +879,9 @@ COMMENT ON TYPE chat_public.structured_output IS 'The result a receipt carries. 
 
 -- COMMENT chat_public TYPE structured_output_error
 COMMENT ON TYPE chat_public.structured_output_error IS 'Why a structured output request failed or was canceled.';
+
+-- COMMENT chat_public TYPE structured_output_provenance
+COMMENT ON TYPE chat_public.structured_output_provenance IS 'How a receipt came about: finalization attempts, model steps, the model config (provider, model id) of the chat, tokens summed over the turn''s model calls (null where no provider reported them), when the turn started and the receipt was written, and the schema hash.';
 
 -- CONSTRAINT chat_private chat_leases chat_leases_pkey
 ALTER TABLE ONLY chat_private.chat_leases
@@ -1079,9 +1116,10 @@ begin
   if v_chat.parent_chat_id is not null then
     raise exception 'child chats do not accept structured output requests' using errcode = 'RFCHD', column = 'response_format';
   end if;
+  -- Chats created since check_dynamic_tools refuses the name never get here; older ones may hold such a tool.
   if exists (select 1 from jsonb_array_elements(v_chat.dynamic_tools) t where t ->> 'name' = 'coder_structured_output') then
     raise exception 'the chat declares a dynamic tool named coder_structured_output, which is reserved'
-      using errcode = 'RFTNM', column = 'response_format';
+      using errcode = 'RFTNM', column = 'dynamic_tools';
   end if;
   insert into chat_public.structured_output_requests (chat_id, name, description, schema, schema_sha256)
   values (p_chat_id, p_json_schema ->> 'name', p_json_schema ->> 'description', p_json_schema -> 'schema',
@@ -1426,6 +1464,12 @@ begin
        or (v_tool ->> 'name') !~ '^[A-Za-z0-9_-]{1,64}$' then
       raise exception 'dynamic_tools[%].name must match ^[A-Za-z0-9_-]{1,64}$', v_index
         using errcode = 'CIINV', column = format('dynamic_tools[%s].name', v_index);
+    end if;
+    -- The structured-output finalizer's name, in every chat: a plain chat may take a structured request later, and
+    -- a client tool of that name would never be offered (the finalizer is) nor answered.
+    if v_tool ->> 'name' = 'coder_structured_output' then
+      raise exception 'dynamic_tools[%].name coder_structured_output is reserved for the structured output finalizer', v_index
+        using errcode = 'RFTNM', column = 'dynamic_tools';
     end if;
     if v_tool -> 'description' is not null and jsonb_typeof(v_tool -> 'description') <> 'string' then
       raise exception 'dynamic_tools[%].description must be a string', v_index
@@ -2422,6 +2466,30 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private receipt_provenance(uuid, uuid)
+CREATE FUNCTION chat_private.receipt_provenance(p_request_id uuid, p_chat_id uuid) RETURNS TABLE(finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text, input_tokens bigint, output_tokens bigint, started_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  with turns as (
+    select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
+  ), usage as (
+    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+    from turns t
+    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
+      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
+  )
+  select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
+                   from turns t), 0)::integer,
+         coalesce((select sum(t.steps) from turns t), 0)::integer,
+         c.model_config_id, mc.provider, mc.model, u.input_tokens, u.output_tokens,
+         (select min(t.started_at) from turns t)
+  from chat_public.chats c
+  left join chat_private.model_configs mc on mc.id = c.model_config_id
+  cross join usage u
+  where c.id = p_chat_id;
+$$;
+
 -- FUNCTION chat_private record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
 CREATE FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2462,9 +2530,13 @@ begin
           p_request_id, v_output)
   returning id into v_id;
   perform set_config('chatd.writing_receipt', '', true);
-  update chat_public.structured_output_requests
-  set status = p_status, error_code = p_code, error_message = v_message, receipt_message_id = v_id, finished_at = now()
-  where id = p_request_id;
+  update chat_public.structured_output_requests r
+  set status = p_status, error_code = p_code, error_message = v_message, receipt_message_id = v_id, finished_at = now(),
+      finalization_attempts = p.finalization_attempts, model_steps = p.model_steps, model_config_id = p.model_config_id,
+      provider = p.provider, model = p.model, input_tokens = p.input_tokens, output_tokens = p.output_tokens,
+      started_at = p.started_at
+  from chat_private.receipt_provenance(p_request_id, p_chat_id) p
+  where r.id = p_request_id;
   return v_id;
 end;
 $$;
@@ -3124,8 +3196,12 @@ CREATE FUNCTION chat_public.chat_messages_structured_output(m chat_public.chat_m
           r.structured_output -> 'value', (r.structured_output -> 'value')::text,
           case when r.structured_output ? 'error' then
             (r.structured_output -> 'error' ->> 'code', r.structured_output -> 'error' ->> 'message')::chat_public.structured_output_error
-          end)::chat_public.structured_output
+          end,
+          (q.finalization_attempts, q.model_steps, q.model_config_id, q.provider, q.model, q.input_tokens, q.output_tokens,
+           q.started_at, q.finished_at, q.schema_sha256)::chat_public.structured_output_provenance
+         )::chat_public.structured_output
   from chat_public.chat_messages r
+  left join chat_public.structured_output_requests q on q.id = r.structured_output_request_id
   where r.id = m.id and r.structured_output is not null;
 $$;
 
@@ -4159,6 +4235,14 @@ CREATE TABLE chat_public.structured_output_requests (
     receipt_message_id bigint,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     finished_at timestamp with time zone,
+    finalization_attempts integer,
+    model_steps integer,
+    model_config_id text,
+    provider text,
+    model text,
+    input_tokens bigint,
+    output_tokens bigint,
+    started_at timestamp with time zone,
     CONSTRAINT structured_output_requests_check CHECK (((status = 'pending'::chat_public.structured_output_status) = (receipt_message_id IS NULL))),
     CONSTRAINT structured_output_requests_check1 CHECK (((status = 'pending'::chat_public.structured_output_status) = (finished_at IS NULL))),
     CONSTRAINT structured_output_requests_check2 CHECK (
@@ -4171,7 +4255,11 @@ CASE status
 END),
     CONSTRAINT structured_output_requests_description_check CHECK ((octet_length(description) <= 1024)),
     CONSTRAINT structured_output_requests_error_message_check CHECK ((length(error_message) <= 2000)),
+    CONSTRAINT structured_output_requests_finalization_attempts_check CHECK ((finalization_attempts >= 0)),
+    CONSTRAINT structured_output_requests_input_tokens_check CHECK ((input_tokens >= 0)),
+    CONSTRAINT structured_output_requests_model_steps_check CHECK ((model_steps >= 0)),
     CONSTRAINT structured_output_requests_name_check CHECK ((name ~ '^[A-Za-z0-9_-]{1,64}$'::text)),
+    CONSTRAINT structured_output_requests_output_tokens_check CHECK ((output_tokens >= 0)),
     CONSTRAINT structured_output_requests_schema_check CHECK ((jsonb_typeof(schema) = 'object'::text)),
     CONSTRAINT structured_output_requests_schema_sha256_check CHECK ((schema_sha256 ~ '^[0-9a-f]{64}$'::text))
 );
@@ -4322,13 +4410,28 @@ CREATE TYPE chat_public.structured_output AS (
 	status chat_public.structured_output_status,
 	value jsonb,
 	value_json text,
-	error chat_public.structured_output_error
+	error chat_public.structured_output_error,
+	provenance chat_public.structured_output_provenance
 );
 
 -- TYPE chat_public structured_output_error
 CREATE TYPE chat_public.structured_output_error AS (
 	code text,
 	message text
+);
+
+-- TYPE chat_public structured_output_provenance
+CREATE TYPE chat_public.structured_output_provenance AS (
+	finalization_attempts integer,
+	model_steps integer,
+	model_config_id text,
+	provider text,
+	model text,
+	input_tokens bigint,
+	output_tokens bigint,
+	started_at timestamp with time zone,
+	finished_at timestamp with time zone,
+	schema_sha256 text
 );
 
 -- TYPE chat_public structured_output_status
@@ -4433,9 +4536,17 @@ CREATE VIEW chat_private.request_outcomes_hourly WITH (security_invoker='true') 
  SELECT date_trunc('hour'::text, COALESCE(structured_output_requests.finished_at, structured_output_requests.created_at)) AS hour,
     structured_output_requests.status,
     structured_output_requests.error_code,
-    count(*) AS requests
+    count(*) AS requests,
+    structured_output_requests.model_config_id,
+    structured_output_requests.provider,
+    structured_output_requests.model,
+    sum(structured_output_requests.finalization_attempts) AS finalization_attempts,
+    sum(structured_output_requests.model_steps) AS model_steps,
+    sum(structured_output_requests.input_tokens) AS input_tokens,
+    sum(structured_output_requests.output_tokens) AS output_tokens,
+    avg((structured_output_requests.finished_at - structured_output_requests.started_at)) AS avg_duration
    FROM chat_public.structured_output_requests
-  GROUP BY (date_trunc('hour'::text, COALESCE(structured_output_requests.finished_at, structured_output_requests.created_at))), structured_output_requests.status, structured_output_requests.error_code;
+  GROUP BY (date_trunc('hour'::text, COALESCE(structured_output_requests.finished_at, structured_output_requests.created_at))), structured_output_requests.status, structured_output_requests.error_code, structured_output_requests.model_config_id, structured_output_requests.provider, structured_output_requests.model;
 
 -- VIEW chat_private stuck_chats
 CREATE VIEW chat_private.stuck_chats WITH (security_invoker='true') AS

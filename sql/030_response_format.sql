@@ -131,9 +131,10 @@ begin
   if v_chat.parent_chat_id is not null then
     raise exception 'child chats do not accept structured output requests' using errcode = 'RFCHD', column = 'response_format';
   end if;
+  -- Chats created since check_dynamic_tools refuses the name never get here; older ones may hold such a tool.
   if exists (select 1 from jsonb_array_elements(v_chat.dynamic_tools) t where t ->> 'name' = 'coder_structured_output') then
     raise exception 'the chat declares a dynamic tool named coder_structured_output, which is reserved'
-      using errcode = 'RFTNM', column = 'response_format';
+      using errcode = 'RFTNM', column = 'dynamic_tools';
   end if;
   insert into chat_public.structured_output_requests (chat_id, name, description, schema, schema_sha256)
   values (p_chat_id, p_json_schema ->> 'name', p_json_schema ->> 'description', p_json_schema -> 'schema',

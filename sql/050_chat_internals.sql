@@ -297,6 +297,33 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)', '{}');
 
+-- How a request's receipt came about, read when the receipt is written (record_receipt): the request's turns (one,
+-- unless the request never ran), the usage their model calls reported, and the chat's model config. Finalization
+-- attempts are the batches judged against the request: rejections, discarded candidates and the current one.
+create or replace function chat_private.receipt_provenance(p_request_id uuid, p_chat_id uuid)
+returns table (finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text,
+               input_tokens bigint, output_tokens bigint, started_at timestamptz) as $$
+  with turns as (
+    select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
+  ), usage as (
+    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+    from turns t
+    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
+      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
+  )
+  select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
+                   from turns t), 0)::integer,
+         coalesce((select sum(t.steps) from turns t), 0)::integer,
+         c.model_config_id, mc.provider, mc.model, u.input_tokens, u.output_tokens,
+         (select min(t.started_at) from turns t)
+  from chat_public.chats c
+  left join chat_private.model_configs mc on mc.id = c.model_config_id
+  cross join usage u
+  where c.id = p_chat_id;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+-- Only record_receipt (security definer) calls it.
+revoke all on function chat_private.receipt_provenance(uuid, uuid) from public;
+
 -- write_receipt's writes, for a request its caller has locked (FOR UPDATE) and found pending in this transaction:
 -- the receipt row, then the request's final state. finish_turn calls it directly, having locked the request in
 -- the same statement that reads the open turn; everything else goes through write_receipt.
@@ -337,9 +364,13 @@ begin
           p_request_id, v_output)
   returning id into v_id;
   perform set_config('chatd.writing_receipt', '', true);
-  update chat_public.structured_output_requests
-  set status = p_status, error_code = p_code, error_message = v_message, receipt_message_id = v_id, finished_at = now()
-  where id = p_request_id;
+  update chat_public.structured_output_requests r
+  set status = p_status, error_code = p_code, error_message = v_message, receipt_message_id = v_id, finished_at = now(),
+      finalization_attempts = p.finalization_attempts, model_steps = p.model_steps, model_config_id = p.model_config_id,
+      provider = p.provider, model = p.model, input_tokens = p.input_tokens, output_tokens = p.output_tokens,
+      started_at = p.started_at
+  from chat_private.receipt_provenance(p_request_id, p_chat_id) p
+  where r.id = p_request_id;
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;

@@ -22,6 +22,12 @@ begin
       raise exception 'dynamic_tools[%].name must match ^[A-Za-z0-9_-]{1,64}$', v_index
         using errcode = 'CIINV', column = format('dynamic_tools[%s].name', v_index);
     end if;
+    -- The structured-output finalizer's name, in every chat: a plain chat may take a structured request later, and
+    -- a client tool of that name would never be offered (the finalizer is) nor answered.
+    if v_tool ->> 'name' = 'coder_structured_output' then
+      raise exception 'dynamic_tools[%].name coder_structured_output is reserved for the structured output finalizer', v_index
+        using errcode = 'RFTNM', column = 'dynamic_tools';
+    end if;
     if v_tool -> 'description' is not null and jsonb_typeof(v_tool -> 'description') <> 'string' then
       raise exception 'dynamic_tools[%].description must be a string', v_index
         using errcode = 'CIINV', column = format('dynamic_tools[%s].description', v_index);

@@ -43,6 +43,8 @@ end $$;
 comment on type chat_public.busy_behavior is E'What a message sent to a busy chat does: wait in the queue, or interrupt the running turn.';
 comment on type chat_public.structured_output is
   E'The result a receipt carries. `valueJson` is the exact stored JSON text of the value (numbers keep every digit); `value` is the same value as JSON, for convenience. A succeeded receipt whose value is JSON null has `valueJson` "null".';
+comment on column chat_public.structured_output.provenance is
+  E'How the receipt came about (the request''s finalization attempts, model steps, model, tokens, times, schema hash).';
 comment on type chat_public.structured_output_error is E'Why a structured output request failed or was canceled.';
 
 create or replace function chat_public.send_message(
@@ -88,8 +90,12 @@ returns chat_public.structured_output as $$
           r.structured_output -> 'value', (r.structured_output -> 'value')::text,
           case when r.structured_output ? 'error' then
             (r.structured_output -> 'error' ->> 'code', r.structured_output -> 'error' ->> 'message')::chat_public.structured_output_error
-          end)::chat_public.structured_output
+          end,
+          (q.finalization_attempts, q.model_steps, q.model_config_id, q.provider, q.model, q.input_tokens, q.output_tokens,
+           q.started_at, q.finished_at, q.schema_sha256)::chat_public.structured_output_provenance
+         )::chat_public.structured_output
   from chat_public.chat_messages r
+  left join chat_public.structured_output_requests q on q.id = r.structured_output_request_id
   where r.id = m.id and r.structured_output is not null;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chat_messages_structured_output(chat_public.chat_messages) is

@@ -21,11 +21,14 @@ comment on view chat_private.lease_holders is
   E'Every runner lease: which worker process (worker_id: host:pid:suffix) holds which chat, until when, and whether it is still live.';
 
 create or replace view chat_private.request_outcomes_hourly with (security_invoker = true) as
-  select date_trunc('hour', coalesce(finished_at, created_at)) as hour, status, error_code, count(*) as requests
+  select date_trunc('hour', coalesce(finished_at, created_at)) as hour, status, error_code, count(*) as requests,
+         model_config_id, provider, model, sum(finalization_attempts) as finalization_attempts,
+         sum(model_steps) as model_steps, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+         avg(finished_at - started_at) as avg_duration
   from chat_public.structured_output_requests
-  group by 1, 2, 3;
+  group by 1, 2, 3, 5, 6, 7;
 comment on view chat_private.request_outcomes_hourly is
-  E'Structured output requests per hour (of their receipt, or of their creation while pending), by status and error code.';
+  E'Structured output requests per hour (of their receipt, or of their creation while pending), by status, error code and the model that produced the receipt (model_config_id, provider, model: null while pending and for receipts written before provenance was recorded), with their attempts, steps and tokens summed and the mean time from the turn''s start to the receipt. Sum over the model columns for outcomes alone.';
 
 create or replace view chat_private.recent_failures with (security_invoker = true) as
   select r.finished_at as at, 'request' as kind, r.chat_id, r.id as request_id, r.error_code as code, r.error_message as message

@@ -24,7 +24,7 @@ export const ERROR_CODES: Readonly<Record<string, RegisteredCode>> = {
   RFOFF: { code: "STRUCTURED_OUTPUT_DISABLED", field: "response_format" },
   RFPLN: { code: "STRUCTURED_OUTPUT_IN_PLAN_MODE", field: "response_format" },
   RFCHD: { code: "STRUCTURED_OUTPUT_ON_CHILD_CHAT", field: "response_format" },
-  RFTNM: { code: "RESERVED_TOOL_NAME", field: "response_format" },
+  RFTNM: { code: "RESERVED_TOOL_NAME", field: "dynamic_tools" },
   RFSTL: { code: "RESPONSE_FORMAT_CHANGED", field: "response_format" },
   SOACT: { code: "STRUCTURED_OUTPUT_ACTIVE", field: "enabled" },
   SONCD: { code: "NO_CANDIDATE", field: null },

@@ -6,14 +6,16 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import type { Command } from "commander";
 import {
-  compactJson,
   compileSchema,
   ENVELOPE_LIMITS,
   isJsonObjectValue,
+  limitError,
   parseJsonSafe,
-  VALUE_MAX_BYTES,
+  VALUE_INPUT_MAX_BYTES,
+  checkParsed,
+  checkValue,
   validateResponseFormat,
-  validateValue,
+  VALUE_LIMITS,
   type CompiledSchema,
 } from "../structured/index.ts";
 
@@ -73,7 +75,7 @@ export async function runSchemaValidate(schemaInput: string | Uint8Array, values
   for await (const line of lines(values)) {
     n++;
     if (line.trim() === "") continue;
-    const r = validateValue(loaded.validator, line);
+    const r = checkValue(loaded.validator, line);
     if (r.ok) writeLine(out, JSON.stringify({ line: n, ok: true }));
     else {
       failed = true;
@@ -84,7 +86,7 @@ export async function runSchemaValidate(schemaInput: string | Uint8Array, values
 }
 
 const JSONL_LIMITS = {
-  maxBytes: ENVELOPE_LIMITS.maxBytes + VALUE_MAX_BYTES + 1024,
+  maxBytes: ENVELOPE_LIMITS.maxBytes + VALUE_INPUT_MAX_BYTES + 1024,
   maxDepth: Math.max(ENVELOPE_LIMITS.maxDepth, 66),
   maxNodes: ENVELOPE_LIMITS.maxNodes + 16_384 + 4,
 };
@@ -96,8 +98,9 @@ type JsonlVerdict =
 
 /**
  * One `{"schema": S, "value": V}` line to a verdict. The line passes the JSON boundary as a whole
- * (so a duplicate key inside V is reported as a value error at its pointer); V is then validated
- * from its exact re-serialization, which applies the value caps to V alone.
+ * (so a duplicate key inside V is reported as a value error at its pointer); the value's depth and
+ * node caps are then checked on V alone (limitError gives the errors a parse of V's text would), and
+ * V is validated as parsed: no second serialization and parse.
  */
 export function validateJsonlLine(line: string): JsonlVerdict {
   const parsed = parseJsonSafe(line, JSONL_LIMITS);
@@ -107,7 +110,10 @@ export function validateJsonlLine(line: string): JsonlVerdict {
       return { ok: false, schema_errors: [{ field: pointer.slice("/schema".length), detail: `${rule}: ${message}` }] };
     }
     if (pointer === "/value" || pointer.startsWith("/value/")) {
-      return { ok: false, errors: [{ pointer: pointer.slice("/value".length), message: `${rule}: ${message}` }] };
+      // The line's own depth and node limits are larger than the value's: name the value's caps.
+      const capMessage = rule === "max-depth" ? `nesting deeper than ${VALUE_LIMITS.maxDepth}`
+        : rule === "max-nodes" ? `more than ${VALUE_LIMITS.maxNodes} nodes` : message;
+      return { ok: false, errors: [{ pointer: pointer.slice("/value".length), message: `${rule}: ${capMessage}` }] };
     }
     return { ok: false, errors: [{ pointer: "", message: `invalid line: ${rule}: ${message}` }] };
   }
@@ -118,7 +124,10 @@ export function validateJsonlLine(line: string): JsonlVerdict {
   const schema = obj.get("schema") ?? null;
   const c = compileSchema(schema);
   if (!c.ok) return { ok: false, schema_errors: c.errors };
-  const r = validateValue(c.validator, compactJson(obj.get("value") ?? null));
+  const value = obj.get("value") ?? null;
+  const capped = limitError(value, VALUE_LIMITS);
+  if (capped !== undefined) return { ok: false, errors: [{ pointer: capped.pointer, message: `${capped.rule}: ${capped.message}` }] };
+  const r = checkParsed(c.validator, value);
   return r.ok ? { ok: true } : { ok: false, errors: r.errors };
 }
 

@@ -93,6 +93,36 @@ export function canonicalJson(v: JsonValue): string {
   return `{${parts.join(", ")}}`;
 }
 
+// UTF-8 bytes of pgString(s) without building it: a string without escapes or non-ASCII (nearly all)
+// is its length plus the quotes.
+function storedStringBytes(s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x7f) return Buffer.byteLength(pgString(s), "utf8");
+  }
+  return s.length + 2;
+}
+
+/**
+ * Buffer.byteLength(canonicalJson(v)) without building the text or sorting keys (order does not
+ * change the length): for callers that need the stored size but not the text.
+ */
+export function storedByteLength(v: JsonValue): number {
+  if (v === null || v === true) return 4;
+  if (v === false) return 5;
+  if (typeof v === "string") return storedStringBytes(v);
+  if (v instanceof JsonNumber) return numericText(v.text).length;
+  if (Array.isArray(v)) {
+    let n = v.length === 0 ? 2 : 2 * v.length;
+    for (const x of v) n += storedByteLength(x);
+    return n;
+  }
+  // {"k": v, …}: braces, and per entry the key, ": " and ", " (one separator fewer than entries).
+  let n = v.size === 0 ? 2 : 4 * v.size;
+  for (const [k, x] of v) n += storedStringBytes(k) + storedByteLength(x);
+  return n;
+}
+
 export function sha256Hex(text: string): string {
   return createHash("sha256").update(text, "utf8").digest("hex");
 }

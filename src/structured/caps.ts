@@ -14,7 +14,15 @@ export const SCHEMA_MAX_PATTERNS = 32;
 export const SCHEMA_MAX_PATTERN_LENGTH = 512;
 export const SCHEMA_MAX_ENUM_ITEMS = 1024;
 
+/** UTF-8 bytes of the value's stored text (`jsonb::text`, what `valueJson` returns), not of what was sent. */
 export const VALUE_MAX_BYTES = 256 * 1024;
+/**
+ * What may be sent: a value's JSON text (a `chatd schema validate` line) or the finalizer's whole
+ * arguments, wrapper included. A transport bound: a value at the stored cap, sent as it is stored,
+ * always fits (with the wrapper's 11 bytes); the stored size is then what decides (validate.ts). It
+ * also bounds what a rejected attempt may leave in the transcript.
+ */
+export const VALUE_INPUT_MAX_BYTES = VALUE_MAX_BYTES + 64;
 /** Container nesting: a scalar is at depth 0, `[]` at depth 1. */
 export const VALUE_MAX_DEPTH = 64;
 /** Every value counts one node (scalars, arrays, objects); object keys do not count. */
@@ -36,6 +44,7 @@ export interface JsonLimits {
   maxNodes: number;
 }
 
+/** parseJsonSafe's default: a stored value read back (its text is at most VALUE_MAX_BYTES). */
 export const VALUE_LIMITS: Readonly<JsonLimits> = Object.freeze({
   maxBytes: VALUE_MAX_BYTES,
   maxDepth: VALUE_MAX_DEPTH,
@@ -48,6 +57,9 @@ export const ENVELOPE_LIMITS: Readonly<JsonLimits> = Object.freeze({
   maxDepth: SCHEMA_MAX_JSON_DEPTH + 2,
   maxNodes: SCHEMA_MAX_NODES + 8,
 });
+
+/** A value as sent; its stored size is checked after parsing (validate.ts). */
+export const VALUE_INPUT_LIMITS: Readonly<JsonLimits> = Object.freeze({ ...VALUE_LIMITS, maxBytes: VALUE_INPUT_MAX_BYTES });
 
 export const SCHEMA_LIMITS: Readonly<JsonLimits> = Object.freeze({
   maxBytes: SCHEMA_MAX_BYTES,

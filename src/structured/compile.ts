@@ -1,4 +1,4 @@
-// ajv compilation: draft-07, strict, fail-fast, no $data, no loading, RE2 patterns, our formats,
+// ajv compilation: draft-07, fail-fast, no $data, no loading, RE2 patterns, our formats,
 // exact numeric keywords, and a bounded cache keyed by the schema's SHA-256.
 //
 // Each cached schema gets its own Ajv instance: ajv keeps every compiled schema for the life of
@@ -9,13 +9,14 @@
 import { _, Ajv, type CodeKeywordDefinition, type ErrorObject, type KeywordCxt, type KeywordDefinition, type ValidateFunction } from "ajv";
 import type { DataValidateFunction, RegExpEngine } from "ajv/dist/types/index.js";
 import draft07 from "ajv/dist/refs/json-schema-draft-07.json" with { type: "json" };
+import { createRequire } from "node:module";
 import { RE2Set, type RE2JS } from "re2js";
-import { COMPILE_CACHE_SIZE, SCHEMA_MAX_BYTES } from "./caps.ts";
+import { COMPILE_CACHE_SIZE, SCHEMA_LIMITS, SCHEMA_MAX_BYTES } from "./caps.ts";
 import { canonicalJson, sha256Hex } from "./canonical.ts";
 import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, type Decimal } from "./decimal.ts";
 import { equalityKeyAt, longNumberAt, ownKeys, ownValues } from "./exact-data.ts";
 import { FORMAT_CHECKS, SUPPORTED_FORMATS } from "./formats.ts";
-import { isJsonObject, JsonNumber, type JsonValue } from "./json-boundary.ts";
+import { isJsonObject, JsonNumber, limitError, type JsonValue } from "./json-boundary.ts";
 import { compileRe2, screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
 
 export interface CompiledSchema {
@@ -30,6 +31,16 @@ export interface CompiledSchema {
 }
 
 export type CompileResult = { ok: true; validator: CompiledSchema } | { ok: false; errors: { field: string; detail: string }[] };
+
+// ajv's properties, patternProperties and additionalProperties skip a "__proto__" entry (through this
+// one helper), a guard for instances whose objects inherit Object.prototype. Ours never do (plain
+// data objects and screened schemas have prototypes without properties, exact-data.ts and
+// schema-screen.ts), so while one of our schemas compiles the helper keeps every name: a property
+// name is data, whatever it is. Other ajv users in the process keep ajv's behaviour.
+const ajvCode = createRequire(import.meta.url)("ajv/dist/vocabularies/code.js") as { allSchemaProperties: (map?: object) => string[] };
+const ajvAllSchemaProperties = ajvCode.allSchemaProperties;
+let compilingOurs = false;
+ajvCode.allSchemaProperties = (map) => (compilingOurs ? (map === undefined ? [] : Object.keys(map)) : ajvAllSchemaProperties(map));
 
 // Programs the screen compiled for the schema being compiled (compilation is synchronous).
 let screenedPatterns: ReadonlyMap<string, RE2JS> | undefined;
@@ -190,7 +201,11 @@ const validateDraft07 = metaAjv.compile(draft07);
 
 function newAjv(): Ajv {
   const ajv = new Ajv({
-    strictSchema: true,
+    // Off: ajv's strict mode refuses valid draft-07 schemas on opinions that are not draft-07 rules
+    // (`if` without `then`/`else`, `then`/`else` without `if`, `additionalItems` beside a schema
+    // `items`, a property also matched by a patternProperties pattern). Unknown keywords, the one
+    // strict rule we want, are refused by the screen before ajv sees the schema.
+    strictSchema: false,
     strictNumbers: true,
     // Off: they reject ordinary draft-07 schemas (keywords without an explicit type, open tuples).
     strictTypes: false,
@@ -303,6 +318,9 @@ export function compileSchema(schema: JsonValue): CompileResult {
     cache.set(sha256, hit);
     return { ok: true, validator: hit };
   }
+  // The document's own JSON nesting and node count: an envelope's or a JSONL line's parse allowed a few more.
+  const capped = limitError(schema, SCHEMA_LIMITS);
+  if (capped !== undefined) return { ok: false, errors: [{ field: capped.pointer, detail: `${capped.rule}: ${capped.message}` }] };
   const screened = screenSchema(schema);
   if (!screened.ok) return { ok: false, errors: screened.errors.map((e: SchemaError) => ({ field: e.pointer, detail: e.detail })) };
   if (validateDraft07(toPlain(schema, true)) !== true) return { ok: false, errors: metaErrors(validateDraft07.errors) };
@@ -310,12 +328,14 @@ export function compileSchema(schema: JsonValue): CompileResult {
   let validate: ValidateFunction;
   try {
     screenedPatterns = screened.compiledPatterns;
+    compilingOurs = true;
     validate = ajv.compile(screened.ajvSchema);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     return { ok: false, errors: [{ field: "", detail: `schema does not compile: ${msg.slice(0, 300)}` }] };
   } finally {
     screenedPatterns = undefined;
+    compilingOurs = false;
   }
   const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv };
   remember(compiled);

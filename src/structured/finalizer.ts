@@ -2,7 +2,7 @@
 // Pure: the worker feeds it the step's tool calls and finish reason and commits what it decides, in the same
 // transaction as the step (candidate or rejection), so no restart can change the verdict.
 
-import { VALUE_MAX_BYTES, VALUE_MAX_DEPTH, VALUE_MAX_NODES } from "./caps.ts";
+import { VALUE_INPUT_MAX_BYTES, VALUE_MAX_DEPTH, VALUE_MAX_NODES } from "./caps.ts";
 import { canonicalJson, sha256Hex } from "./canonical.ts";
 import type { CompiledSchema } from "./compile.ts";
 import { formatFeedback, type ValueError } from "./feedback.ts";
@@ -12,9 +12,17 @@ import { validateParsed } from "./validate.ts";
 export const FINALIZER_TOOL_NAME = "coder_structured_output";
 /** Starts the text of chatd's model-only control rows, so they read as chatd speaking, not the user. */
 export const CONTROL_PREFIX = "[chatd] ";
-/** The wrapper `{"output": ...}` adds a few bytes and one level around a value at its caps. */
-export const FINALIZER_ARGS_MAX_BYTES = VALUE_MAX_BYTES + 64;
-const WRAPPER_LIMITS = { maxBytes: FINALIZER_ARGS_MAX_BYTES, maxDepth: VALUE_MAX_DEPTH + 1, maxNodes: VALUE_MAX_NODES + 2 };
+/** The whole argument text, as sent (the value's stored size is capped after parsing, validate.ts). */
+export const FINALIZER_ARGS_MAX_BYTES = VALUE_INPUT_MAX_BYTES;
+/** The wrapper `{"output": ...}` adds one level and one node around a value at its caps. */
+const WRAPPER_LIMITS = { maxBytes: FINALIZER_ARGS_MAX_BYTES, maxDepth: VALUE_MAX_DEPTH + 1, maxNodes: VALUE_MAX_NODES + 1 };
+
+/** Depth and node errors in the value's terms: the model sees the value's caps, not the wrapper's. */
+function valueCapMessage(rule: string, message: string): string {
+  if (rule === "max-depth") return `nesting deeper than ${VALUE_MAX_DEPTH}`;
+  if (rule === "max-nodes") return `more than ${VALUE_MAX_NODES} nodes`;
+  return message;
+}
 
 export const FINALIZER_DESCRIPTION =
   "Submit the final answer of this request as {\"output\": <value>}, where the value matches the schema. " +
@@ -114,14 +122,14 @@ export function screenFinalizerArguments(args: string, validator: CompiledSchema
   if (!parsed.ok) {
     const { pointer, rule, message } = parsed.error;
     const inner = pointer.startsWith("/output") ? pointer.slice("/output".length) : pointer;
-    return { ok: false, unsafe: true, rule, pointer, errors: [{ pointer: inner, message: `${rule}: ${message}` }] };
+    return { ok: false, unsafe: true, rule, pointer, errors: [{ pointer: inner, message: `${rule}: ${valueCapMessage(rule, message)}` }] };
   }
   const wrapper = parsed.value;
   if (!(wrapper instanceof Map) || wrapper.size !== 1 || !wrapper.has("output")) {
     return { ok: false, unsafe: false, rule: "wrapper", errors: [{ pointer: "", message: 'arguments must be exactly {"output": <value>}' }] };
   }
   const validated = validateParsed(validator, wrapper.get("output") as JsonValue);
-  if (!validated.ok) return { ok: false, unsafe: false, rule: "schema", errors: validated.errors };
+  if (!validated.ok) return { ok: false, unsafe: false, rule: validated.rule ?? "schema", errors: validated.errors };
   return { ok: true, unsafe: false, value: validated.value, errors: [] };
 }
 

@@ -7,12 +7,12 @@ import { checkEnvelope, type FieldError } from "./envelope.ts";
 import type { JsonValue } from "./json-boundary.ts";
 
 export * from "./caps.ts";
-export { JsonNumber, parseJsonSafe, pointerOf, type BoundaryError, type BoundaryRule, type JsonArray, type JsonObject, type JsonValue, type ParseResult } from "./json-boundary.ts";
-export { canonicalJson, compactJson, equalityKey, jsonEquals, sha256Hex } from "./canonical.ts";
+export { JsonNumber, limitError, parseJsonSafe, pointerOf, type BoundaryError, type BoundaryRule, type JsonArray, type JsonObject, type JsonValue, type ParseResult } from "./json-boundary.ts";
+export { canonicalJson, compactJson, storedByteLength, equalityKey, jsonEquals, sha256Hex } from "./canonical.ts";
 export { compareDecimal, decimalKey, isIntegerDecimal, isMultipleOf, parseDecimal, pgNumericText, type Decimal } from "./decimal.ts";
 export { checkEnvelope, fieldForPointer, NAME_PATTERN, DESCRIPTION_MAX_BYTES, type FieldError } from "./envelope.ts";
 export { compileSchema, compileCacheStats, type CompiledSchema, type CompileResult } from "./compile.ts";
-export { validateValue, validateParsed, type ValidateResult } from "./validate.ts";
+export { checkParsed, checkValue, validateValue, validateParsed, type CheckResult, type ValidateResult } from "./validate.ts";
 export { formatFeedback, type ValueError } from "./feedback.ts";
 export { SUPPORTED_FORMATS, type FormatName } from "./formats.ts";
 export { DRAFT07_URIS } from "./schema-screen.ts";

@@ -246,10 +246,23 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
     const negative = text.charCodeAt(pos) === 0x2d;
     if (negative) pos++;
     const first = text.charCodeAt(pos);
+    // An integer's value is accumulated while its digits are read: exact below 2^53, so for at most
+    // 15 digits (the fast path below) it is Number(literal) without parsing the literal again.
+    let integer = 0;
     if (first === 48) pos++;
-    else if (first >= 49 && first <= 57) digitsFrom();
-    else fail("syntax", `unexpected ${describe()}`);
-    const fraction = text.charCodeAt(pos) === 0x2e;
+    else if (first >= 49 && first <= 57) {
+      while (pos < len) {
+        const d = text.charCodeAt(pos);
+        if (d < 48 || d > 57) break;
+        integer = integer * 10 + (d - 48);
+        pos++;
+      }
+    } else fail("syntax", `unexpected ${describe()}`);
+    const next = text.charCodeAt(pos);
+    if (next !== 0x2e && next !== 0x65 && next !== 0x45 && pos - start - (negative ? 1 : 0) <= 15) {
+      return new JsonNumber(text.slice(start, pos), negative ? -integer : integer);
+    }
+    const fraction = next === 0x2e;
     if (fraction) {
       pos++;
       if (digitsFrom() === 0) fail("syntax", "digit expected after decimal point");
@@ -408,6 +421,48 @@ export function parseJsonSafe(input: string | Uint8Array, limits?: Partial<JsonL
     }
     throw e;
   }
+}
+
+function withinLimits(value: JsonValue, limits: Pick<JsonLimits, "maxDepth" | "maxNodes">): boolean {
+  let nodes = 0;
+  const fits = (v: JsonValue, depth: number): boolean => {
+    if (++nodes > limits.maxNodes) return false;
+    if (Array.isArray(v)) {
+      if (depth >= limits.maxDepth) return false;
+      for (let i = 0; i < v.length; i++) if (!fits(v[i] ?? null, depth + 1)) return false;
+    } else if (v instanceof Map) {
+      if (depth >= limits.maxDepth) return false;
+      for (const x of v.values()) if (!fits(x, depth + 1)) return false;
+    }
+    return true;
+  };
+  return fits(value, 0);
+}
+
+/**
+ * The depth or node rule an already parsed value breaks, with the pointer and message parseJsonSafe
+ * would give for its text alone (nodes counted in document order, containers before their items), for
+ * values that were parsed as part of a larger document.
+ */
+export function limitError(value: JsonValue, limits: Pick<JsonLimits, "maxDepth" | "maxNodes">): BoundaryError | undefined {
+  // Nearly every value is within its limits: count without tracking a path first (~10x cheaper).
+  if (withinLimits(value, limits)) return undefined;
+  let nodes = 0;
+  const path: (string | number)[] = [];
+  const visit = (v: JsonValue, depth: number): BoundaryError | undefined => {
+    if (++nodes > limits.maxNodes) return { pointer: pointerOf(path), rule: "max-nodes", message: `more than ${limits.maxNodes} nodes` };
+    if (!Array.isArray(v) && !(v instanceof Map)) return undefined;
+    if (depth + 1 > limits.maxDepth) return { pointer: pointerOf(path), rule: "max-depth", message: `nesting deeper than ${limits.maxDepth}` };
+    const entries: Iterable<[string | number, JsonValue]> = Array.isArray(v) ? v.entries() : v.entries();
+    for (const [k, x] of entries) {
+      path.push(k);
+      const e = visit(x, depth + 1);
+      path.pop();
+      if (e !== undefined) return e;
+    }
+    return undefined;
+  };
+  return visit(value, 0);
 }
 
 export function isJsonObject(v: JsonValue | undefined): v is JsonObject {

@@ -108,6 +108,18 @@ export function checkPattern(pattern: string, pointer: string, compiled?: Map<st
   }
 }
 
+/** The branches without repeats (by their JSON text: same keywords in the same order), first ones kept. */
+function distinctBranches(branches: AjvSchema[]): AjvSchema[] {
+  if (branches.length < 2) return branches;
+  const seen = new Set<string>();
+  return branches.filter((b) => {
+    const key = JSON.stringify(b);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 export function screenSchema(root: JsonObject): ScreenResult {
   let patterns = 0;
   // Each distinct pattern is compiled once per schema, here, and reused by ajv (a 512-character
@@ -129,13 +141,6 @@ export function screenSchema(root: JsonObject): ScreenResult {
     if (!isJsonObject(v)) throw new ScreenFailure(pointer, "must be an object");
     return v;
   };
-  // ajv silently skips a "__proto__" entry in properties, patternProperties and dependencies
-  // (a guard against prototype pollution), which would make the schema mean something else.
-  const propertyMap = (v: JsonValue, pointer: string): JsonObject => {
-    const o = needObject(v, pointer);
-    if (o.has("__proto__")) throw new ScreenFailure(`${pointer}/__proto__`, '"__proto__" is not supported as a property name here');
-    return o;
-  };
   const needArray = (v: JsonValue, pointer: string): JsonValue[] => {
     if (!Array.isArray(v)) throw new ScreenFailure(pointer, "must be an array");
     return v;
@@ -148,6 +153,7 @@ export function screenSchema(root: JsonObject): ScreenResult {
     if (depth > maxDepth) maxDepth = depth;
     const out: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
     const sub = (v: JsonValue, p: string): AjvSchema => walk(v, p, depth + 1);
+    let protoDependency: AjvSchema | undefined;
     for (const [k, v] of node) {
       const p = `${pointer}/${escapePointerSegment(k)}`;
       const forbidden = FORBIDDEN[k];
@@ -219,7 +225,7 @@ export function screenSchema(root: JsonObject): ScreenResult {
           break;
         case "patternProperties": {
           const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
-          for (const [pk, pv] of propertyMap(v, p)) {
+          for (const [pk, pv] of needObject(v, p)) {
             const pp = `${p}/${escapePointerSegment(pk)}`;
             countPattern(pp);
             checkPattern(pk, pp, compiledPatterns);
@@ -230,20 +236,26 @@ export function screenSchema(root: JsonObject): ScreenResult {
         }
         case "properties": {
           const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
-          for (const [pk, pv] of propertyMap(v, p)) o[pk] = sub(pv, `${p}/${escapePointerSegment(pk)}`);
+          for (const [pk, pv] of needObject(v, p)) o[pk] = sub(pv, `${p}/${escapePointerSegment(pk)}`);
           out[k] = o;
           break;
         }
         case "dependencies": {
           const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
-          for (const [dk, dv] of propertyMap(v, p)) {
+          for (const [dk, dv] of needObject(v, p)) {
             const dp = `${p}/${escapePointerSegment(dk)}`;
+            let dep: unknown;
             if (Array.isArray(dv)) {
-              o[dk] = toPlain(dv);
+              dep = toPlain(dv);
             } else {
               countBranches(1, dp);
-              o[dk] = sub(dv, dp);
+              dep = sub(dv, dp);
             }
+            // ajv's dependencies keyword skips a "__proto__" entry (it copies entries into ordinary
+            // objects), so that one is handed to ajv as its exact equivalent:
+            // if the property is present, then the array's names are required / the schema applies.
+            if (dk === "__proto__") protoDependency = { if: { required: ["__proto__"] }, then: Array.isArray(dv) ? { required: dep } : dep };
+            else o[dk] = dep;
           }
           out[k] = o;
           break;
@@ -269,13 +281,18 @@ export function screenSchema(root: JsonObject): ScreenResult {
         case "oneOf": {
           const items = needArray(v, p);
           countBranches(items.length, p);
-          out[k] = items.map((x, i) => sub(x, `${p}/${i}`));
+          const branches = items.map((x, i) => sub(x, `${p}/${i}`));
+          // A repeated allOf/anyOf branch decides nothing its first occurrence does not (feedback shows no
+          // schema paths), so ajv gets each distinct branch once: 32 equal branches over 4,000 keys cost one.
+          // Not oneOf, where a second match is what fails.
+          out[k] = k === "oneOf" ? branches : distinctBranches(branches);
           break;
         }
         default:
           throw new ScreenFailure(p, `unknown keyword ${JSON.stringify(k.slice(0, 64))}`);
       }
     }
+    if (protoDependency !== undefined) out.allOf = [...((out.allOf as AjvSchema[] | undefined) ?? []), protoDependency];
     return out;
   };
 

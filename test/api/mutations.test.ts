@@ -108,7 +108,11 @@ test("plan mode, child chats and a reserved dynamic tool name refuse structured 
   const tool = { name: "coder_structured_output", input_schema: { type: "object" } };
   const reserved = await t.gql(CREATE, { content: textContent("r"), rf: envelope(), tools: [tool] }, alice.token);
   assert.is(refusal(reserved).code, "RESERVED_TOOL_NAME");
-  assert.equal(refusal(reserved).fields, ["response_format"]);
+  assert.equal(refusal(reserved).fields, ["dynamic_tools"]);
+  // A plain chat refuses the name too, with the same field.
+  const plainReserved = await t.gql(CREATE, { content: textContent("r"), tools: [tool] }, alice.token);
+  assert.is(refusal(plainReserved).code, "RESERVED_TOOL_NAME");
+  assert.equal(refusal(plainReserved).fields, ["dynamic_tools"]);
   const parent = await t.gql<{ createChat: { result: { chatId: string } } }>(CREATE, { content: textContent("parent") }, alice.token);
   const { rows } = await t.db.pool.query<{ id: string }>(
     `insert into chat_public.chats (owner_id, model_config_id, parent_chat_id) values ($1, 'scripted', $2) returning id`,

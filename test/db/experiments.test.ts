@@ -145,14 +145,17 @@ test("a child chat refuses structured requests (RFCHD)", async () => {
   await sendMessage(db, user, child.chat_id, "text is fine");
 });
 
-test("a chat declaring a dynamic tool named coder_structured_output refuses structured requests (RFTNM)", async () => {
+test("a dynamic tool named coder_structured_output is refused in every chat, on dynamic_tools (RFTNM)", async () => {
   await setStructuredExperiment(db, true);
-  const tools = [dynamicTool("coder_structured_output")];
+  const tools = [dynamicTool("read_it"), dynamicTool("coder_structured_output")];
   const before = await totals();
-  assert.is(await sqlState(createChat(db, user, "collide", structured(), { dynamicTools: tools })), "RFTNM");
+  assert.equal(await refusal(createChat(db, user, "collide", structured(), { dynamicTools: tools })), { code: "RFTNM", column: "dynamic_tools" });
+  assert.equal(await refusal(createChat(db, user, "collide as text", null, { dynamicTools: tools })), { code: "RFTNM", column: "dynamic_tools" });
   assert.equal(await totals(), before);
-  const chat = await createChat(db, user, "collide as text", null, { dynamicTools: tools });
-  assert.is(await sqlState(sendMessage(db, user, chat.chat_id, "structured", structured())), "RFTNM");
+  // A chat that holds such a tool from before the rule refuses structured requests, naming dynamic_tools too.
+  const chat = await createChat(db, user, "older chat", null, { dynamicTools: [dynamicTool("read_it")] });
+  await db.pool.query("update chat_public.chats set dynamic_tools = $1 where id = $2", [JSON.stringify(tools), chat.chat_id]);
+  assert.equal(await refusal(sendMessage(db, user, chat.chat_id, "structured", structured())), { code: "RFTNM", column: "dynamic_tools" });
 });
 
 interface Case { name: string; text: string; valid: boolean; field?: string; sql: boolean }

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { canonicalJson, compileSchema, jsonEquals, parseJsonSafe, validateResponseFormat, validateValue, type JsonValue } from "../../src/structured/index.ts";
+import { canonicalJson, compileSchema, jsonEquals, parseJsonSafe, storedByteLength, validateResponseFormat, validateValue, type JsonValue } from "../../src/structured/index.ts";
 import { jsonText } from "./arbitraries.ts";
 
 const schemaFragments = fc.constantFrom(
@@ -24,6 +24,8 @@ export function checkProperties(numRuns: number): void {
       if (!r.ok) return typeof r.error.rule === "string" && r.error.pointer.startsWith("/") !== (r.error.pointer === "");
       // Canonical text is itself accepted and denotes the same value.
       const again = parseJsonSafe(canonicalJson(r.value));
+      // The stored size computed without the text is the text's size.
+      if (storedByteLength(r.value) !== Buffer.byteLength(canonicalJson(r.value), "utf8")) return false;
       return again.ok && jsonEquals(again.value, r.value) && canonicalJson(again.value) === canonicalJson(r.value);
     }),
     { numRuns },

@@ -78,10 +78,28 @@ test("__proto__ and constructor in values and schemas", () => {
   assert.not.ok(validateValue(s, '{"__proto__":"x","toString":1}').ok);
   const closed = compile('{"type":"object","additionalProperties":false}');
   assert.not.ok(validateValue(closed, '{"__proto__":{}}').ok);
-  // ajv would silently ignore these entries, so they are refused rather than misread.
-  rejected('{"properties":{"__proto__":{"type":"string"}}}', "/properties/__proto__");
-  rejected('{"patternProperties":{"__proto__":{}}}', "/patternProperties/__proto__");
-  rejected('{"dependencies":{"__proto__":["a"]}}', "/dependencies/__proto__");
+});
+
+test("__proto__ is an ordinary property name in properties, patternProperties and dependencies", () => {
+  const props = compile('{"properties":{"__proto__":{"type":"string"},"toString":{"type":"integer"}},"additionalProperties":false}');
+  assert.ok(validateValue(props, '{"__proto__":"x","toString":1}').ok);
+  assert.not.ok(validateValue(props, '{"__proto__":1}').ok);
+  assert.not.ok(validateValue(props, '{"toString":"1"}').ok);
+  assert.not.ok(validateValue(props, '{"valueOf":1}').ok);
+  const pattern = compile('{"patternProperties":{"__proto__":{"type":"string"}},"additionalProperties":false}');
+  assert.ok(validateValue(pattern, '{"x__proto__y":"s"}').ok);
+  assert.not.ok(validateValue(pattern, '{"__proto__":1}').ok);
+  assert.not.ok(validateValue(pattern, '{"other":"s"}').ok);
+  const arrayDep = compile('{"dependencies":{"__proto__":["a"],"b":["c"]}}');
+  assert.ok(validateValue(arrayDep, '{"__proto__":1,"a":2}').ok);
+  assert.ok(validateValue(arrayDep, '{"a":2}').ok);
+  assert.not.ok(validateValue(arrayDep, '{"__proto__":1}').ok);
+  assert.not.ok(validateValue(arrayDep, '{"b":1}').ok);
+  const schemaDep = compile('{"allOf":[{"minProperties":1}],"dependencies":{"__proto__":{"required":["z"]}}}');
+  assert.ok(validateValue(schemaDep, '{"z":1,"__proto__":0}').ok);
+  assert.ok(validateValue(schemaDep, '{"y":1}').ok);
+  assert.not.ok(validateValue(schemaDep, '{"__proto__":0}').ok);
+  assert.not.ok(validateValue(schemaDep, "{}").ok, "the schema's own allOf still applies");
 });
 
 test("formats: the design list is accepted, regex and everything else rejected", () => {
@@ -135,6 +153,34 @@ test("draft-07 applicators work", () => {
   assert.not.ok(validateValue(s, '{"kind":"b","toolong":1}').ok);
   assert.not.ok(validateValue(s, '{"kind":"b","zz":1}').ok);
   assert.ok(validateValue(s, '{"kind":"b","zz":true}').ok);
+});
+
+
+
+test("repeated allOf/anyOf branches decide as written; repeated oneOf branches still count twice", () => {
+  const allOf = compile('{"allOf":[{"minimum":1},{"minimum":1},{"maximum":5},{"minimum":1}]}');
+  assert.ok(validateValue(allOf, "3").ok);
+  assert.not.ok(validateValue(allOf, "0").ok);
+  assert.not.ok(validateValue(allOf, "6").ok);
+  const anyOf = compile('{"anyOf":[{"type":"string"},{"type":"string"},{"minimum":10}]}');
+  assert.ok(validateValue(anyOf, '"x"').ok);
+  assert.ok(validateValue(anyOf, "10").ok);
+  assert.not.ok(validateValue(anyOf, "9").ok);
+  const oneOf = compile('{"oneOf":[{"type":"string"},{"type":"string"}]}');
+  assert.not.ok(validateValue(oneOf, '"x"').ok, "two branches match");
+});
+test("unknown keywords are refused at every schema position (ajv's strict mode is off; the screen decides)", () => {
+  const X = '{"nope":1}';
+  const positions: [string, string][] = [
+    [`{"properties":{"a":${X}}}`, "/properties/a/nope"], [`{"patternProperties":{"^x":${X}}}`, "/patternProperties/^x/nope"],
+    [`{"additionalProperties":${X}}`, "/additionalProperties/nope"], [`{"propertyNames":${X}}`, "/propertyNames/nope"],
+    [`{"dependencies":{"a":${X}}}`, "/dependencies/a/nope"], [`{"items":${X}}`, "/items/nope"], [`{"items":[{},${X}]}`, "/items/1/nope"],
+    [`{"additionalItems":${X}}`, "/additionalItems/nope"], [`{"contains":${X}}`, "/contains/nope"], [`{"not":${X}}`, "/not/nope"],
+    [`{"if":${X}}`, "/if/nope"], [`{"then":${X}}`, "/then/nope"], [`{"else":${X}}`, "/else/nope"],
+    [`{"allOf":[{},${X}]}`, "/allOf/1/nope"], [`{"anyOf":[${X}]}`, "/anyOf/0/nope"], [`{"oneOf":[${X}]}`, "/oneOf/0/nope"],
+    [X, "/nope"],
+  ];
+  for (const [schema, pointer] of positions) rejected(schema, pointer, /unknown keyword "nope"/);
 });
 
 test.run();

@@ -2,7 +2,7 @@
 // governing request only, judge every assistant batch with src/structured/finalizer.ts, and turn the verdict into
 // the rows and progress that commit_step records in the same transaction as the step. Success itself is
 // finish_turn with no outcome: SQL takes the value from the durable candidate record, never from here.
-import { compileSchema, parseJsonSafe, type CompiledSchema } from "../../src/structured/index.ts";
+import { compileSchema, parseJsonSafe, SCHEMA_LIMITS, type CompiledSchema } from "../../src/structured/index.ts";
 import {
   budgetExhausted, CONTROL_PREFIX, exhaustionCode, FINALIZER_ARGS_MAX_BYTES, FINALIZER_DESCRIPTION, FINALIZER_TOOL_NAME,
   finalizerInputSchema, judgeBatch, type BatchVerdict,
@@ -38,7 +38,9 @@ const configurationError = (message: string): Governing => ({ ok: false, outcome
  * provider call.
  */
 export function governingRequest(state: StructuredState, otherTools: string[], strict: { enabled: boolean; perTool: boolean }): Governing {
-  const parsed = parseJsonSafe(state.schemaText, { maxBytes: 1024 * 1024 });
+  // The schema caps, not parseJsonSafe's default (the value caps: a schema nested 65 to 128 JSON levels deep passed
+  // admission and then failed here).
+  const parsed = parseJsonSafe(state.schemaText, { ...SCHEMA_LIMITS, maxBytes: 1024 * 1024 });
   if (!parsed.ok) return configurationError(`the stored schema no longer passes validation (${parsed.error.rule})`);
   const compiled = compileSchema(parsed.value);
   if (!compiled.ok) {

@@ -76,6 +76,8 @@ function scriptStep(raw: unknown, index: number, key: string): PlannedStep {
   if (Array.isArray(s.tool_calls)) {
     s.tool_calls.forEach((c: unknown, i) => {
       const call = (c ?? {}) as Record<string, unknown>;
+      // `args` came through JSON.parse with the script (numbers as float64, duplicate keys merged) and is sent
+      // re-serialized; `args_raw` is streamed byte for byte, for exact numbers and payloads the boundary must see.
       const argsRaw = typeof call.args_raw === "string" ? call.args_raw : JSON.stringify(call.args ?? {});
       calls.push({ id: `call_${key}_${i}`, name: String(call.name ?? "unknown_tool"), argsRaw });
     });
