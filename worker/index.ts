@@ -102,8 +102,6 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const concurrency = options.concurrency ?? 4;
   const log = options.logger.child({ worker_id: workerId });
-  // Every connection of the worker (its pools, Graphile Worker's, the listener) works as chat_worker.
-  const databaseUrl = workerDatabaseUrl(options.databaseUrl);
   const health = new DatabaseHealth(log);
   const pools = createWorkerPools(databaseUrl, options.poolSize ?? poolSizeFromEnv(), log, health);
   const { pool } = pools;
