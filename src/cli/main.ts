@@ -7,6 +7,7 @@ import { format as logFormat, logger } from "../log.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
 import { exitOnSignal, runUntilStopped } from "./lifecycle.ts";
 import { registerSchemaCommand } from "./schema-command.ts";
+import { UserFileError } from "./user-files.ts";
 import { startWorkerChild, WORKER_READY } from "./worker-child.ts";
 
 const program = new Command("chatd").description("Durable agent chat with per-request structured output.");
@@ -142,6 +143,12 @@ let longRunning = false;
 program.hook("preAction", (_program, action) => {
   longRunning = ["serve", "start", "worker"].includes(action.name());
 });
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof UserFileError)) throw error;
+  process.stderr.write(`chatd: ${error.message}\n`);
+  process.exitCode = 2;
+}
 // One-shot commands exit explicitly: an embedded PostgreSQL's exit hook would otherwise turn exitCode into 0.
 if (!longRunning) process.exit(process.exitCode ?? 0);
