@@ -15,7 +15,7 @@ import { launch } from "../support/chatd-process.ts";
 interface Step { script: string; expected: string | undefined }
 
 /** The tagged blocks of the README's five-minute section, each shell block with the output block after it. */
-export function fiveMinuteSteps(readme: string): Step[] {
+function fiveMinuteSteps(readme: string): Step[] {
   const blocks = [...readme.matchAll(/^```(sh|text) five-minutes\n([\s\S]*?)^```$/gm)].map((m) => ({ kind: m[1]!, body: m[2]! }));
   const steps: Step[] = [];
   for (const block of blocks) {

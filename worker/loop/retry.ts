@@ -1,4 +1,4 @@
-// One model step with chatd's own retry policy (design §3): retryable provider errors (408, 429, 5xx, 529,
+// One model step with chatd's own retry policy: retryable provider errors (408, 429, 5xx, 529,
 // network, cut-off streams) are retried with bounded exponential backoff; while waiting, the retry state is
 // visible in chats.retry_state (and a `retry` notification). Each attempt streams into its own preview episode.
 import type pg from "pg";
