@@ -55,7 +55,10 @@ function announceToken(token: string): void {
 async function start(options: ServeOptions & { concurrency: number; metricsPort: number }): Promise<void> {
   const db = await openDatabase();
   const stops: (() => Promise<void>)[] = [db.stop];
-  await migrate(db.url, (line) => logger.info(line));
+  const migrated = await migrate(db.url, (line) => logger.debug(line));
+  if (migrated.migrationsApplied.length + migrated.sqlFilesApplied.length > 0) {
+    logger.info({ migrations: migrated.migrationsApplied.length, sql_files: migrated.sqlFilesApplied.length }, "database migrated");
+  }
   const worker = await startWorkerChild(db.url, ["--concurrency", String(options.concurrency), "--metrics-port", String(options.metricsPort)]);
   const api = await startApi(db, options, stops).catch(async (error: unknown) => {
     await worker.stop();
