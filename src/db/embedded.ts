@@ -60,23 +60,38 @@ function runningServer(clusterDir: string): { pid: number; port: number } | unde
   return { pid, port };
 }
 
-/** SIGINT is PostgreSQL's fast shutdown: open sessions are ended, nothing is lost. */
-function signalServer(pid: number): void {
+/** SIGTERM is PostgreSQL's smart shutdown (no new sessions; the open ones end on their own), SIGINT its fast one
+ * (open sessions are ended, nothing is lost). */
+function signalServer(pid: number, signal: "SIGTERM" | "SIGINT" = "SIGINT"): void {
   try {
-    process.kill(pid, "SIGINT");
+    process.kill(pid, signal);
   } catch {
     // already gone
   }
 }
 
-async function stopServer(pid: number): Promise<void> {
-  if (!processAlive(pid)) return;
-  signalServer(pid);
-  const deadline = Date.now() + 30_000;
+async function exited(pid: number, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
   while (processAlive(pid)) {
-    if (Date.now() > deadline) throw new Error(`embedded PostgreSQL (pid ${pid}) did not stop within 30 s`);
+    if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  return true;
+}
+
+/**
+ * Smart shutdown first: a pool's end() resolves before its connections have closed, so a fast shutdown right
+ * after chatd's pools end can still cut one off ("terminating connection due to administrator command").
+ * Sessions that linger past SMART_SHUTDOWN_MS (a psql someone left open) are then ended by a fast shutdown.
+ */
+const SMART_SHUTDOWN_MS = 5_000;
+
+async function stopServer(pid: number): Promise<void> {
+  if (!processAlive(pid)) return;
+  signalServer(pid, "SIGTERM");
+  if (await exited(pid, SMART_SHUTDOWN_MS)) return;
+  signalServer(pid, "SIGINT");
+  if (!(await exited(pid, 20_000))) throw new Error(`embedded PostgreSQL (pid ${pid}) did not stop within 25 s`);
 }
 
 /**

@@ -9,6 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { SHUTDOWN_DEADLINE_MS } from "../../src/cli/lifecycle.ts";
 import { projectRoot } from "../../src/db/database.ts";
+import { startEmbedded } from "../../src/db/embedded.ts";
 import { alive, isolatedEnv, launch, type ChatdProcess, type LogLine } from "../support/chatd-process.ts";
 
 const dataDir = join(projectRoot, ".chatd", `test-start-${process.pid}`);
@@ -78,6 +79,22 @@ test("chatd start run directly: SIGINT stops everything and exits 0", async () =
   const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "start"], { cwd: projectRoot, env: isolatedEnv(dataDir) });
   try {
     await stopsCleanly(chatd, await running(chatd), "SIGINT");
+  } finally {
+    chatd.child.kill("SIGKILL");
+  }
+});
+
+test("chatd killed with SIGKILL: its worker child stops by itself; the next chatd adopts the orphaned PostgreSQL", async () => {
+  const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "start"], { cwd: projectRoot, env: isolatedEnv(dataDir) });
+  try {
+    const pids = await running(chatd);
+    process.kill(pids.chatdPid, "SIGKILL");
+    // The worker still writes to the stderr it inherited, so its last line reaches this test after its parent died.
+    await chatd.waitFor("the worker's own shutdown", (line) => line.msg === "worker stopped" && line.pid === pids.workerPid);
+    const adopted = await startEmbedded({ dataDir });
+    assert.is(postmasterPid(), pids.postgresPid, "the orphaned server was adopted, not replaced");
+    await adopted.stop();
+    assert.not.ok(alive(pids.postgresPid), "the adopter stopped the orphaned server");
   } finally {
     chatd.child.kill("SIGKILL");
   }

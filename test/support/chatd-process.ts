@@ -1,7 +1,8 @@
 // A `chatd start` (or `npm start`) in a child process with JSON logs on stderr, for the process-tree and README
 // tests: every log line is parsed as it arrives, and `waitFor` resolves on the first line that matches (an event,
-// never a sleep), or rejects when the process exits first.
+// never a sleep), or rejects when the output ends first.
 import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
@@ -60,22 +61,30 @@ export function launch(command: string, args: string[], options: { cwd: string; 
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal })));
+  // Children that inherited stderr (the worker) may write after the process itself exited: the end of the output
+  // is when the last writer closed it.
+  const ended = new Promise<void>((resolve) => child.stderr.once("close", () => resolve()));
   const waitFor = (what: string, match: (line: LogLine) => boolean) => {
     const seen = lines.find(match);
     if (seen) return Promise.resolve(seen);
     return new Promise<LogLine>((resolve, reject) => {
       waiters.push({ match, resolve });
-      void exited.then(({ code, signal }) => reject(new Error(
-        `${command} exited (${signal ?? code}) before ${what}; stderr:\n${lines.map((l) => l.raw).join("\n")}`)));
+      void ended.then(() => reject(new Error(`${command}'s output ended before ${what}; stderr:\n${lines.map((l) => l.raw).join("\n")}`)));
     });
   };
   return { child, lines, stdout: () => out, exited, waitFor };
 }
 
+/** Running, not a zombie (an orphan's zombie lingers until whoever adopted it reaps it). */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
   }
