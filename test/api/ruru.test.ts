@@ -29,7 +29,7 @@ test("development: Ruru carries the example and the token header; the example's 
   const api = await start(true);
   try {
     assert.ok(api.developmentToken, "a development token is returned to the caller");
-    const html = await (await fetch(`${api.url}/`, { headers: { accept: "text/html" } })).text();
+    const html = await (await fetch(`${api.url}/graphiql`, { headers: { accept: "text/html" } })).text();
     assert.ok(html.includes(`Bearer ${api.developmentToken}`), "the token's Authorization header is filled in");
     assert.ok(html.includes("mutation CreateChat"), "the example mutation is the default query");
     const response = await fetch(api.graphqlUrl, {
@@ -49,7 +49,7 @@ test("production: no development token, no Ruru page", async () => {
   const api = await start(false);
   try {
     assert.is(api.developmentToken, undefined);
-    const html = await (await fetch(`${api.url}/`, { headers: { accept: "text/html" } })).text();
+    const html = await (await fetch(`${api.url}/graphiql`, { headers: { accept: "text/html" } })).text();
     assert.not.ok(html.includes("mutation CreateChat"));
   } finally {
     await api.close();
