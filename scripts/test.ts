@@ -40,6 +40,10 @@ if (!filter) {
 }
 
 let embedded: EmbeddedServer | undefined;
+// The embedded server runs in a session of its own (src/db/embedded.ts): an interrupted run stops it here.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(130)));
+}
 let adminUrl = process.env.DATABASE_URL;
 if (!adminUrl) {
   console.log("== DATABASE_URL is not set: starting an embedded PostgreSQL for the tests");

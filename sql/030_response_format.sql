@@ -1,4 +1,4 @@
--- The envelope rules of `response_format` (design §4) that SQL can see on a parsed jsonb value. The sanctioned entry
+-- The envelope rules of `response_format` that SQL can see on a parsed jsonb value. The sanctioned entry
 -- points validate the full request in TypeScript first (duplicate keys, exact numbers, the schema itself); these
 -- checks keep raw SQL callers inside the same envelope. The cases live in test/fixtures/response-format-envelope.json.
 

@@ -1,4 +1,4 @@
-// The event stream behind `chatEvents` (design §5). It LISTENs first (chat hints and part deltas), then reads,
+// The event stream behind `chatEvents`. It LISTENs first (chat hints and part deltas), then reads,
 // as the caller under RLS, the chat and every message newer than its watermark. Reading is driven by
 // `snapshot_version` (bumped by every transition, receipts included); a hint is only a reason to read and never
 // advances the watermark by itself. The preview (part deltas) belongs to one (history_version,

@@ -1,4 +1,4 @@
-// Validates `responseFormat` in TypeScript before the SQL transition runs (design §4): duplicate keys, exact
+// Validates `responseFormat` in TypeScript before the SQL transition runs: duplicate keys, exact
 // numbers, the envelope, schema screening, caps and compile — what jsonb cannot see. A refusal throws before the
 // mutation step, so nothing is persisted, queued or interrupted. The experiment gate is checked here too, with the
 // same SQLSTATE the SQL raises (RFOFF), so both layers refuse identically.

@@ -14,6 +14,7 @@ import { introspectionPolicy } from "./introspection.ts";
 import { metricsAllowed } from "./metrics-access.ts";
 import { ChatListener } from "./listener.ts";
 import { makePreset } from "./preset.ts";
+import { ruruDefaults } from "./ruru-defaults.ts";
 import { isConsoleRequest, serveConsole } from "./ui-chat/console-assets.ts";
 import { createUiChatHandler } from "./ui-chat/handler.ts";
 import { bindMetricsDatabase, metricsHandler } from "../metrics.ts";
@@ -23,6 +24,8 @@ export interface ApiServer {
   url: string;
   /** `${url}/graphql`; websockets use the same path with ws://. */
   graphqlUrl: string;
+  /** Development only: a token for the `dev` user (the caller shows it). */
+  developmentToken?: string;
   close(): Promise<void>;
 }
 
@@ -65,16 +68,20 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   // The database gauges of /metrics read with the service's own pool (the API role sees only through RLS).
   bindMetricsDatabase(options.pool);
   const listener = new ChatListener(apiUrl);
-  const pgl = postgraphile(makePreset({
-    pool: apiPool, jwtSecret, graphiql: development, listener, statementTimeoutMs: options.statementTimeoutMs,
-    introspection: introspectionPolicy(development),
-  }));
+  const token = development ? await developmentToken(options.pool, jwtSecret) : undefined;
+  const pgl = postgraphile({
+    extends: [makePreset({
+      pool: apiPool, jwtSecret, graphiql: development, listener, statementTimeoutMs: options.statementTimeoutMs,
+      introspection: introspectionPolicy(development),
+    })],
+    ...(token != null ? { ruru: ruruDefaults(token) } : {}),
+  });
   const serv = pgl.createServ(grafserv);
   // createHandler (rather than addTo) lets /health and the token check run first.
   const graphql = serv.createHandler();
   const upgrade = await serv.getUpgradeHandler();
   const uiChat = createUiChatHandler(pgl);
-  let developmentTokenForConsole: string | null = null;
+  const developmentTokenForConsole = token ?? null;
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.url === "/metrics") {
@@ -129,11 +136,6 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host}:${port}`;
   logger.info({ graphql: `${url}/graphql`, console: `${url}/`, graphiql: development ? `${url}/graphiql` : undefined }, "GraphQL API listening");
-  if (development) {
-    const token = await developmentToken(options.pool, jwtSecret);
-    developmentTokenForConsole = token;
-    logger.info({ user: "dev", token }, "development token (Authorization: Bearer <token>); `chatd token --user NAME` mints others");
-  }
 
   let closing: Promise<void> | null = null;
   const close = async () => {
@@ -149,5 +151,5 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
     await pgl.release(); // also releases the grafserv instance
     await apiPool.end();
   };
-  return { url, graphqlUrl: `${url}/graphql`, close: () => (closing ??= close()) };
+  return { url, graphqlUrl: `${url}/graphql`, ...(token != null ? { developmentToken: token } : {}), close: () => (closing ??= close()) };
 }

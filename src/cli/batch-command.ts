@@ -2,8 +2,6 @@
 // embedded one): submit validates the schema once and every line through the JSON safety boundary before anything
 // is stored, then calls chat_private.operator_create_batch for the named user; the worker dispatches the items.
 // `wait` is driven by NOTIFY on chatd:batch:<id> (no polling): each hint re-reads the counts, at most every 200 ms.
-import { createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import type { Writable } from "node:stream";
 import cliProgress from "cli-progress";
@@ -12,6 +10,7 @@ import pg from "pg";
 import type { ResolvedDatabase } from "../db/database.ts";
 import { loadBatchSchema, parseBatchInput, submissionKey, writeResults } from "./batch-io.ts";
 import { batchChannel } from "../channels.ts";
+import { readUserFile, userOutputStream } from "./user-files.ts";
 
 export interface SubmitOptions {
   user: string;
@@ -30,10 +29,10 @@ export type SubmitResult =
 /** Validates, then submits. Nothing is stored when the schema is invalid. */
 export async function submitBatch(client: pg.ClientBase, o: SubmitOptions): Promise<SubmitResult> {
   const schemaName = (o.name ?? basename(o.schema, extname(o.schema))).replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
-  const schemaText = await readFile(o.schema, "utf8");
+  const schemaText = (await readUserFile(o.schema)).toString("utf8");
   const schema = loadBatchSchema(schemaText, schemaName);
   if (!schema.ok) return { ok: false, errors: schema.errors.map((e) => `${e.field}: ${e.detail}`) };
-  const inputText = await readFile(o.input, "utf8");
+  const inputText = (await readUserFile(o.input)).toString("utf8");
   const input = parseBatchInput(inputText);
   if (input.total === 0) return { ok: false, errors: [`${o.input}: no input lines`] };
   const key = submissionKey(schema.envelopeText, inputText,
@@ -223,7 +222,7 @@ export function registerBatchCommand(program: Command, open: () => Promise<Resol
     .option("--out <file>", "write to a file instead of standard output")
     .action((id: string, o: { format: "jsonl" | "csv"; out?: string }) => withClient(open, async (client) => {
       if ((await readProgress(client, id)) == null) return notFound(id);
-      const out = o.out != null ? createWriteStream(o.out) : process.stdout;
+      const out = o.out != null ? await userOutputStream(o.out) : process.stdout;
       const n = await writeResults(client, id, o.format, out);
       if (o.out != null) {
         await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));

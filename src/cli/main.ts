@@ -3,9 +3,12 @@ import { Command, InvalidArgumentError } from "commander";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { createPool } from "../db/pool.ts";
-import { logger } from "../log.ts";
+import { format as logFormat, logger } from "../log.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
+import { exitOnSignal, runUntilStopped } from "./lifecycle.ts";
 import { registerSchemaCommand } from "./schema-command.ts";
+import { UserFileError } from "./user-files.ts";
+import { startWorkerChild, WORKER_READY } from "./worker-child.ts";
 
 const program = new Command("chatd").description("Durable agent chat with per-request structured output.");
 
@@ -17,48 +20,69 @@ function portOption(value: string): number {
 
 async function openDatabase(): Promise<ResolvedDatabase> {
   const db = await resolveDatabase((line) => logger.debug(line));
-  if (db.embedded) logger.info("using the embedded PostgreSQL (set DATABASE_URL to use your own server)");
+  exitOnSignal(db.stop);
   return db;
 }
 
-/** Runs until SIGINT/SIGTERM, then stops each part in reverse order. */
-function untilSignal(stops: (() => Promise<void>)[]): void {
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    for (const stop of stops.reverse()) {
-      try {
-        await stop();
-      } catch (error) {
-        logger.error({ err: error }, "error during shutdown");
-      }
-    }
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void shutdown("SIGINT"));
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+interface ServeOptions {
+  port: number;
+  host: string;
 }
 
-async function serve(options: { port: number; host: string; worker: boolean; migrate: boolean }): Promise<void> {
-  const db = await openDatabase();
-  const stops: (() => Promise<void>)[] = [db.stop];
-  if (options.migrate) await migrate(db.url, (line) => logger.info(line));
+async function startApi(db: ResolvedDatabase, options: ServeOptions, stops: (() => Promise<void>)[]) {
   const pool = createPool({ connectionString: db.url, max: 10 }, logger, "service");
   stops.push(() => pool.end());
-  if (options.worker) {
-    const { startWorker } = await import("../../worker/index.ts");
-    const worker = await startWorker({ databaseUrl: db.url, logger });
-    stops.push(worker.stop);
-  }
   // Loaded on demand: PostGraphile reads GRAPHILE_ENV when its modules load, and one-shot commands need none of it.
   process.env.GRAPHILE_ENV ??= process.env.NODE_ENV === "production" ? "production" : "development";
   const { startApi } = await import("../api/server.ts");
   const api = await startApi({ pool, port: options.port, host: options.host });
+  if (api.developmentToken != null) announceToken(api.developmentToken);
+  return api;
+}
+
+/** The development token, for copying: a line of its own on a terminal, a field of the JSON line otherwise. */
+function announceToken(token: string): void {
+  const message = "development token for user dev (header Authorization: Bearer <token>; `chatd token --user NAME` mints others)";
+  if (logFormat === "json") {
+    logger.info({ user: "dev", token }, message);
+    return;
+  }
+  logger.info(`${message}:`);
+  process.stderr.write(`${token}\n`);
+}
+
+/** `chatd start`: migrate, the worker in a supervised child process, the API in this one. */
+async function start(options: ServeOptions & { concurrency: number; metricsPort: number }): Promise<void> {
+  const db = await openDatabase();
+  const stops: (() => Promise<void>)[] = [db.stop];
+  const migrated = await migrate(db.url, (line) => logger.debug(line));
+  if (migrated.migrationsApplied.length + migrated.sqlFilesApplied.length > 0) {
+    logger.info({ migrations: migrated.migrationsApplied.length, sql_files: migrated.sqlFilesApplied.length }, "database migrated");
+  }
+  const worker = await startWorkerChild(db.url, ["--concurrency", String(options.concurrency), "--metrics-port", String(options.metricsPort)]);
+  const api = await startApi(db, options, stops).catch(async (error: unknown) => {
+    await worker.stop();
+    throw error;
+  });
+  // The API and the worker stop side by side, then the service pool, then the database.
+  stops.push(async () => {
+    await Promise.all([api.close(), worker.stop()]);
+  });
+  logger.info({ url: api.url, health: `${api.url}/health` }, "chatd is running");
+  runUntilStopped(stops);
+}
+
+/** `chatd serve`: the API and the worker in this one process (development; it does not migrate). */
+async function serve(options: ServeOptions): Promise<void> {
+  const db = await openDatabase();
+  const stops: (() => Promise<void>)[] = [db.stop];
+  const { startWorker } = await import("../../worker/index.ts");
+  const worker = await startWorker({ databaseUrl: db.url, logger });
+  stops.push(worker.stop);
+  const api = await startApi(db, options, stops);
   stops.push(api.close);
   logger.info({ url: api.url, health: `${api.url}/health` }, "chatd is running");
-  untilSignal(stops);
+  runUntilStopped(stops);
 }
 
 program
@@ -67,7 +91,7 @@ program
   .action(async () => {
     const db = await openDatabase();
     try {
-      const result = await migrate(db.url, (line) => logger.info(line));
+      const result = await migrate(db.url, (line) => logger.debug(line));
       console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
     } finally {
       await db.stop();
@@ -79,24 +103,38 @@ const serveOptions = (command: Command) =>
     .option("-p, --port <port>", "HTTP port", portOption, Number(process.env.PORT ?? 8787))
     .option("--host <host>", "interface to listen on", process.env.HOST ?? "127.0.0.1");
 
-serveOptions(program.command("serve").description("run the API and the worker in one process"))
-  .action((options: { port: number; host: string }) => serve({ ...options, worker: true, migrate: false }));
+const concurrencyOption = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("a whole number of at least 1");
+  return n;
+};
+const metricsPortDefault = Number(process.env.CHATD_METRICS_PORT ?? 9464);
 
-serveOptions(program.command("start").description("migrate, then serve (the development default: embedded PostgreSQL)"))
-  .action((options: { port: number; host: string }) => serve({ ...options, worker: true, migrate: true }));
+serveOptions(program.command("serve").description("run the API and the worker in one process (development; does not migrate)"))
+  .action((options: ServeOptions) => serve(options));
+
+serveOptions(program.command("start").description("migrate, then run the API and the worker (a supervised child process)"))
+  .option("-c, --concurrency <n>", "chats the worker runs at once", concurrencyOption, 4)
+  .option("--metrics-port <port>", "the worker's Prometheus /metrics port", portOption, metricsPortDefault)
+  .action((options: ServeOptions & { concurrency: number; metricsPort: number }) => start(options));
 
 program
   .command("worker")
   .description("run the worker alone")
-  .option("-c, --concurrency <n>", "chats run at once", (value) => Number(value), 4)
-  .option("--metrics-port <port>", "serve Prometheus /metrics on this port", portOption, Number(process.env.CHATD_METRICS_PORT ?? 9464))
+  .option("-c, --concurrency <n>", "chats run at once", concurrencyOption, 4)
+  .option("--metrics-port <port>", "serve Prometheus /metrics on this port", portOption, metricsPortDefault)
   .option("--pool-size <n>", "database connections of the worker in all (default: CHATD_WORKER_POOL_SIZE, else 32)", Number)
   .action(async (options: { concurrency: number; metricsPort: number; poolSize?: number }) => {
     const db = await openDatabase();
     const { startWorker } = await import("../../worker/index.ts");
     const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort,
       ...(options.poolSize != null ? { poolSize: options.poolSize } : {}) });
-    untilSignal([db.stop, worker.stop]);
+    // Started by `chatd start` (worker-child.ts): report readiness, and stop when the parent is gone.
+    const stop = runUntilStopped([db.stop, worker.stop], { quiet: process.send != null });
+    if (process.send != null) {
+      process.send(WORKER_READY);
+      process.on("disconnect", () => stop("parent process exited"));
+    }
   });
 
 registerExperimentsCommand(program, openDatabase);
@@ -110,6 +148,12 @@ let longRunning = false;
 program.hook("preAction", (_program, action) => {
   longRunning = ["serve", "start", "worker"].includes(action.name());
 });
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof UserFileError)) throw error;
+  process.stderr.write(`chatd: ${error.message}\n`);
+  process.exitCode = 2;
+}
 // One-shot commands exit explicitly: an embedded PostgreSQL's exit hook would otherwise turn exitCode into 0.
 if (!longRunning) process.exit(process.exitCode ?? 0);

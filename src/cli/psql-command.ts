@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import type { Command } from "commander";
 import type { ResolvedDatabase } from "../db/database.ts";
+import { withInterruptsDeferred } from "./lifecycle.ts";
 
 /** The URL without its password, and the password apart (empty when the URL has none). */
 export function splitPassword(url: string): { url: string; password: string } {
@@ -24,9 +25,7 @@ export function registerPsqlCommand(program: Command, open: () => Promise<Resolv
         const { url, password } = splitPassword(db.url);
         const env = password === "" ? process.env : { ...process.env, PGPASSWORD: password };
         // Ctrl-C in a terminal reaches this process too; psql uses it to cancel a query, so it must not end us.
-        const ignore = () => undefined;
-        process.on("SIGINT", ignore);
-        const code = await new Promise<number>((resolve) => {
+        const code = await withInterruptsDeferred(() => new Promise<number>((resolve) => {
           const child = spawn("psql", [url, ...args], { stdio: "inherit", env });
           child.on("error", (error: NodeJS.ErrnoException) => {
             console.error(error.code === "ENOENT"
@@ -35,7 +34,7 @@ export function registerPsqlCommand(program: Command, open: () => Promise<Resolv
             resolve(1);
           });
           child.on("exit", (status) => resolve(status ?? 1));
-        }).finally(() => process.off("SIGINT", ignore));
+        }));
         process.exitCode = code;
       } finally {
         await db.stop();

@@ -1,10 +1,10 @@
 // `chatd schema check|validate`: the structured-output validator for people who write schemas and
 // run batches. The command logic takes streams so it can be tested without spawning a process.
 
-import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import type { Command } from "commander";
+import { readUserFile, userFileStream } from "./user-files.ts";
 import {
   compileSchema,
   ENVELOPE_LIMITS,
@@ -131,19 +131,22 @@ export function validateJsonlLine(line: string): JsonlVerdict {
   return r.ok ? { ok: true } : { ok: false, errors: r.errors };
 }
 
+/** One verdict per non-empty line, numbered like the values mode's (`line` counts empty lines too). */
 export async function runSchemaValidateJsonl(input: Readable, out: Writable): Promise<number> {
   let failed = false;
+  let n = 0;
   for await (const line of lines(input)) {
+    n++;
     if (line.trim() === "") continue;
     const verdict = validateJsonlLine(line);
     if (!verdict.ok) failed = true;
-    writeLine(out, JSON.stringify(verdict));
+    writeLine(out, JSON.stringify({ line: n, ...verdict }));
   }
   return failed ? 1 : 0;
 }
 
 async function readInput(file: string): Promise<Uint8Array> {
-  if (file !== "-") return readFile(file);
+  if (file !== "-") return readUserFile(file);
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk as Uint8Array));
   return Buffer.concat(chunks);
@@ -151,8 +154,7 @@ async function readInput(file: string): Promise<Uint8Array> {
 
 async function openLines(file: string | undefined): Promise<Readable> {
   if (file === undefined || file === "-") return process.stdin;
-  const { createReadStream } = await import("node:fs");
-  return createReadStream(file);
+  return userFileStream(file);
 }
 
 export function registerSchemaCommand(program: Command): void {

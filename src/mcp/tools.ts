@@ -1,4 +1,4 @@
-// MCP servers as tools of one run (design §3), through the official TypeScript SDK: a run connects to each of its
+// MCP servers as tools of one run, through the official TypeScript SDK: a run connects to each of its
 // chat's servers once, lists their tools once, offers them as `mcp__<server>__<tool>`, and when it ends either
 // closes the connections or parks them for the chat's next run (connection-cache.ts), which lists the tools again.
 // A run spans one turn, so the tool list a model sees never changes within a turn. Every failure (connect, list,

@@ -211,7 +211,7 @@ export class StepAccumulator {
   /**
    * Marks client tool calls whose arguments may be cut short. On a finish that is not a
    * complete tool batch (length, interruption, error) every client call is incomplete even
-   * when its partial text parses (design §4: such a step cannot produce a candidate).
+   * when its partial text parses (such a step cannot produce a candidate).
    */
   markIncomplete(finish: FinishReason): void {
     const truncated = finish === "length" || finish === "interrupted" || finish === "error";

@@ -1,4 +1,4 @@
-// Retry classification for the worker loop (design §3) with sanitized messages: only a
+// Retry classification for the worker loop with sanitized messages: only a
 // status code and an error kind ever leave this module. Provider bodies, request bodies
 // (which hold schemas and prompt text), URLs and credentials are dropped on purpose.
 import { APICallError } from "@ai-sdk/provider";

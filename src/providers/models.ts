@@ -1,6 +1,6 @@
 // ModelConfig → a LanguageModelV4 instance and the provider-specific call options.
 // This is the only module that knows provider option names and the per-provider quirks
-// from notes/providers.md (§4 strict, §5 thinking, §9 store:false).
+// (strict tool schemas, thinking, store:false).
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { getAnthropicLanguageModelEntry } from "@ai-sdk/anthropic/internal";
 import { createOpenAI } from "@ai-sdk/openai";
@@ -68,7 +68,7 @@ export interface ProviderCapabilities {
 }
 
 /**
- * What a configuration can do, known locally before any request (design §4: a finalizer
+ * What a configuration can do, known locally before any request (a finalizer
  * that cannot be sent non-strict while other tools are strict is a configuration_error
  * detected at admission).
  */
@@ -107,7 +107,7 @@ function providerOptions(config: ModelConfig): Record<string, JSONObject> {
       return {
         openai: {
           // No server-side state: reasoning comes back as encrypted content that chatd
-          // stores privately and replays (notes §9.9).
+          // stores privately and replays.
           store: false,
           ...(o.reasoningEffort != null ? { reasoningEffort: o.reasoningEffort } : {}),
           ...(o.reasoningSummary != null ? { reasoningSummary: o.reasoningSummary } : {}),

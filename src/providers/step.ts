@@ -1,6 +1,6 @@
 // streamStep: one provider call for the worker loop. It never throws for provider
 // failures; every outcome is a StepResult whose `finish` and `error` drive the loop's
-// retry and finish policy (design §3). Only an error thrown by `onEvent` propagates.
+// retry and finish policy. Only an error thrown by `onEvent` propagates.
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { StepAccumulator } from "./accumulator.ts";
 import { classifyProviderError, configurationError } from "./errors.ts";

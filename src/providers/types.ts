@@ -193,7 +193,7 @@ export type StepEvent =
 export interface StepRequest {
   prompt: ChatPrompt;
   tools: ToolSpec[];
-  /** Default `auto` (design §4: tool choice stays automatic). */
+  /** Default `auto` (tool choice stays automatic). */
   toolChoice?: ToolChoice;
   abortSignal?: AbortSignal;
   /** Synchronous; may call the step's abort (e.g. a byte cap on tool arguments). */

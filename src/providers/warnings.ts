@@ -1,7 +1,7 @@
 // Classification of the request-mapping warnings a provider package reports in
-// `stream-start` (notes §9.2). Fail closed on warnings that change which tools the model
+// `stream-start`. Fail closed on warnings that change which tools the model
 // sees or how it may choose them; record (but tolerate) schema rewrites, because chatd
-// validates against the original schema on the server (design §4 Finalizer).
+// validates against the original schema on the server.
 import type { SharedV4Warning } from "@ai-sdk/provider";
 import type { ProviderWarning, ToolSchemaRewrite, ToolSpec } from "./types.ts";
 
@@ -54,7 +54,7 @@ function rewrittenTools(feature: string, tools: ToolSpec[]): string[] {
   return tools.filter((t) => schemaHas(t.inputSchema, test)).map((t) => t.name);
 }
 
-/** Tool-dropping features as the packages name them (see notes/providers.md §4, §5). */
+/** Tool-dropping features as the packages name them. */
 function dropsTool(feature: string): boolean {
   return (
     feature.startsWith("tool type:") ||

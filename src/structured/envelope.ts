@@ -1,4 +1,4 @@
-// The response_format envelope (design §4 "Request contract"). The shape rules here are mirrored by
+// The response_format envelope. The shape rules here are mirrored by
 // a PL/pgSQL function; both run test/fixtures/response-format-envelope.json. Checks run in a fixed
 // order and stop at the first failure, so the reported field is deterministic on both sides. Unknown
 // keys are reported in jsonb key order (what the SQL side iterates).

@@ -1,4 +1,4 @@
-// The finalizer rules of design §4: what an assistant batch means for the governing structured request.
+// The finalizer rules: what an assistant batch means for the governing structured request.
 // Pure: the worker feeds it the step's tool calls and finish reason and commits what it decides, in the same
 // transaction as the step (candidate or rejection), so no restart can change the verdict.
 

@@ -1,4 +1,4 @@
-// The format list of design §4 and no other. Every check is an RE2 automaton (linear time in the
+// The format list and no other. Every check is an RE2 automaton (linear time in the
 // input, by construction) plus constant work on fixed-size captures, so no string within the value
 // caps can make a format check slow. ajv-formats' own checks run on native backtracking RegExps;
 // we reuse its regex sources (well tested) but execute them with re2js.

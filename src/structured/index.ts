@@ -1,4 +1,4 @@
-// Public API of src/structured (design §4 "Schema validation"). A pure library: no database, no
+// Public API of src/structured. A pure library: no database, no
 // provider code, no network or filesystem access.
 
 import { ENVELOPE_LIMITS } from "./caps.ts";

@@ -1,4 +1,4 @@
-// `run_command` (design §3: only where the deployment enables it, never in plan mode). A model produces shell
+// `run_command` (only where the deployment enables it, never in plan mode). A model produces shell
 // command lines, so the line runs under `/bin/sh -c`; what bounds it is everything around the shell:
 // - cwd is the chat's workspace and the environment is a fixed minimal one, so nothing of the worker's
 //   environment (database URL, provider keys, hook secrets) reaches the command;

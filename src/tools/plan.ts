@@ -1,4 +1,4 @@
-// Plan mode (design §3, notes coder-chatd §5): the model may look but not change anything, and it ends its turn
+// Plan mode: the model may look but not change anything, and it ends its turn
 // by proposing a plan. `propose_plan` is a stop-after tool: its call (with the plan in its arguments) is part of
 // the committed assistant step, so the plan is in the transcript; its result is a short acknowledgement; and the
 // turn ends once the batch's results are committed. Whether a turn ended that way is read back from history

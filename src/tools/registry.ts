@@ -46,7 +46,7 @@ export function toolsForChat(chat: { workspace: string | null; dynamicTools: Dyn
   const byName = new Map<string, ToolDefinition>();
   if (chat.workspace != null) {
     for (const tool of READ_TOOLS) byName.set(tool.name, tool);
-    // Write and command tools only where the deployment enables them (design §3); plan mode drops them below.
+    // Write and command tools only where the deployment enables them; plan mode drops them below.
     if (deployment.writeTools) for (const tool of writeTools) byName.set(tool.name, tool);
     if (deployment.execTools) for (const tool of execTools(deployment)) byName.set(tool.name, tool);
   }

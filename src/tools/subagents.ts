@@ -1,4 +1,4 @@
-// Subagents (design §3): tools that create and drive child chats of the running chat. A child is an ordinary chat
+// Subagents: tools that create and drive child chats of the running chat. A child is an ordinary chat
 // (owner, model config, workspace, plan mode and MCP servers of its parent; `parent_chat_id` set) run by the
 // ordinary chat_run jobs; its results come back to the parent as tool results. Depth 1: only a root chat is
 // offered these tools, and the SQL refuses a child that tries anyway (AGDEP). A child never receives a response

@@ -31,7 +31,7 @@ export interface ToolDefinition {
   timeoutMs?: number;
   /** Local tools only. `args` is parsed JSON (an object). */
   execute?: (args: JSONObject, ctx: ToolContext) => Promise<ToolOutput>;
-  /** Offered and run in plan mode (design §3): read-only tools, declared-safe dynamic tools, `propose_plan`.
+  /** Offered and run in plan mode: read-only tools, declared-safe dynamic tools, `propose_plan`.
    * Anything without it is withheld in plan mode and refused if a call to it arrives anyway. */
   planSafe?: boolean;
   /** A successful call ends the turn after its batch's results are committed (`propose_plan`). */

@@ -1,4 +1,4 @@
-// Workspace tools: read-only views of the chat's workspace folder (design §3). Every path goes through
+// Workspace tools: read-only views of the chat's workspace folder. Every path goes through
 // resolveInWorkspace; directory walks never follow symbolic links, so a link cannot lead a walk outside.
 //
 // Metadata (stat, directory listings) is read synchronously and file contents asynchronously: a stat is a bounded

@@ -1,4 +1,4 @@
-// Workspace write tools (design §3: only where the deployment enables them, never in plan mode). Confinement
+// Workspace write tools (only where the deployment enables them, never in plan mode). Confinement
 // matches the read tools: a model path is relative to the workspace, and what it resolves to must stay under the
 // workspace's real path. Writing adds one rule: the path is walked component by component without trusting
 // links, missing folders are created one at a time (so a created folder is never a link), a link on the way is

@@ -1,4 +1,4 @@
-// Mutations through the real server: design §4's request contract (every envelope rule with its exact field, via
+// Mutations through the real server: the request contract (every envelope rule with its exact field, via
 // the shared fixture), refusals that change nothing, plan mode / child chat / reserved tool admission, payloads.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

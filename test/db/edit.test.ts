@@ -1,4 +1,4 @@
-// Edit (design §2 "Edit ordering", §4 "Request contract"): superseded receipts for the discarded suffix and queue,
+// Edit: superseded receipts for the discarded suffix and queue,
 // finished requests untouched, the replacement's format, the preserve recheck (RFSTL), and the fence.
 import { test } from "uvu";
 import * as assert from "uvu/assert";

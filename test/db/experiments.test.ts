@@ -1,4 +1,4 @@
-// Admission of structured requests (design §4 "Request contract"): the experiment gate (RFOFF), plan mode (RFPLN,
+// Admission of structured requests: the experiment gate (RFOFF), plan mode (RFPLN,
 // SOACT), child chats (RFCHD), the reserved tool name (RFTNM) and the envelope rules in SQL (RFINV with the field).
 import { readFileSync } from "node:fs";
 import { test } from "uvu";

@@ -1,4 +1,4 @@
-// History fencing (design §2 "Fencing"): receipts are exempt, everything else fences; receipt shape and immutability;
+// History fencing: receipts are exempt, everything else fences; receipt shape and immutability;
 // revision stamping; clients write nothing directly; one NOTIFY per committed transition.
 import { test } from "uvu";
 import * as assert from "uvu/assert";

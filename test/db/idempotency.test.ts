@@ -1,4 +1,4 @@
-// Idempotency keys on create and send (design §2 "Chat lifecycle"): a repeat returns the first result and creates
+// Idempotency keys on create and send: a repeat returns the first result and creates
 // nothing, a key is bound to one operation (IDKEY), and a concurrent repeat waits for the first call's commit.
 import { test } from "uvu";
 import * as assert from "uvu/assert";

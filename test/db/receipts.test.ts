@@ -1,4 +1,4 @@
-// Receipts (design §4 "Correlation and receipts"): exactly one per request id, exact values, null distinct from
+// Receipts: exactly one per request id, exact values, null distinct from
 // absent, text fallback, failure shape, and success only from the durable candidate.
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -1,4 +1,4 @@
-// Recovery and client tools (design §3): the lease sweep re-enqueues crashed turns and fails them past the bound;
+// Recovery and client tools: the lease sweep re-enqueues crashed turns and fails them past the bound;
 // requires_action deadlines, interrupts and tool results. Time passes by back-dating, never by sleeping.
 import { test } from "uvu";
 import * as assert from "uvu/assert";

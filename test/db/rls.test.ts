@@ -1,4 +1,4 @@
-// Privileges and row-level security per role (design §2 "Database"): clients see only their own user-visible rows
+// Privileges and row-level security per role: clients see only their own user-visible rows
 // and write nothing directly; operators read everything but secrets; anonymous sees nothing; workers run the
 // worker transitions, clients cannot.
 import { test } from "uvu";

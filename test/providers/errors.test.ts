@@ -1,4 +1,4 @@
-// Retry classification and sanitization (design §3), unit level.
+// Retry classification and sanitization, unit level.
 import { APICallError } from "@ai-sdk/provider";
 import { createProviderStreamError } from "@ai-sdk/provider-utils";
 import { test } from "uvu";

@@ -1,5 +1,5 @@
 // Real-provider smoke tests. They run only when credentials are present; otherwise the
-// file prints why it skipped and registers no test (design §6). Evidence from here is
+// file prints why it skipped and registers no test. Evidence from here is
 // live; everything else in test/providers runs against mock servers.
 import { test } from "uvu";
 import * as assert from "uvu/assert";

@@ -64,11 +64,11 @@ test("validate --jsonl: ok, schema_errors and errors lines", async () => {
   ]);
   assert.is(await runSchemaValidateJsonl(input, out.stream), 1);
   const rows = out.text().trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.equal(rows[0], { ok: true });
-  assert.equal(Object.keys(rows[1] ?? {}), ["ok", "schema_errors"]);
-  assert.equal(rows[2], { ok: false, errors: [{ pointer: "/a", message: "duplicate-key: duplicate object key" }] });
-  assert.equal(rows[3], { ok: false, errors: [{ pointer: "", message: "must be <= 9007199254740992" }] });
-  assert.equal(Object.keys(rows[4] ?? {}), ["ok", "errors"]);
+  assert.equal(rows[0], { line: 1, ok: true });
+  assert.equal(Object.keys(rows[1] ?? {}), ["line", "ok", "schema_errors"]);
+  assert.equal(rows[2], { line: 3, ok: false, errors: [{ pointer: "/a", message: "duplicate-key: duplicate object key" }] });
+  assert.equal(rows[3], { line: 4, ok: false, errors: [{ pointer: "", message: "must be <= 9007199254740992" }] });
+  assert.equal(Object.keys(rows[4] ?? {}), ["line", "ok", "errors"]);
 });
 
 test("validate --jsonl: value caps apply to the value", () => {

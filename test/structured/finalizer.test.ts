@@ -1,4 +1,4 @@
-// The finalizer rules of design §4, decided on raw argument text (no provider, no database).
+// The finalizer rules, decided on raw argument text (no provider, no database).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { compileSchema, type CompiledSchema } from "../../src/structured/index.ts";

@@ -1,4 +1,4 @@
-// Plan mode through the worker loop (design §3/§4), against a mock OpenAI Chat Completions server (real HTTP +
+// Plan mode through the worker loop, against a mock OpenAI Chat Completions server (real HTTP +
 // SSE; a mock provider, not a live API) and a deployment with the write and command tools enabled: a plan-mode
 // chat is offered only read tools, plan-safe client tools and propose_plan; a write or a command it calls anyway
 // is answered with a tool error and changes nothing; propose_plan ends the turn with the plan in the transcript,

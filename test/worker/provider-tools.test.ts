@@ -1,4 +1,4 @@
-// Provider-executed tools (design §3, notes providers §9): a web search that Anthropic runs on its side arrives in
+// Provider-executed tools: a web search that Anthropic runs on its side arrives in
 // the stream as a `server_tool_use` block plus its `web_search_tool_result`. chatd passes the tool through from the
 // model config, records the call and its result as `provider_executed` parts of the assistant row, never runs
 // them locally, and replays them unchanged in the next request — also after the worker that streamed them died

@@ -1,4 +1,4 @@
-// A provider StepResult → the stored assistant row (design §2 "Message parts") plus its private internals:
+// A provider StepResult → the stored assistant row plus its private internals:
 // replay metadata per part index, the exact argument text, and the finish provenance. Tool calls are kept
 // only from a step that completed them (finish `tool-calls`/`stop`, arguments not cut off); every other call is
 // dropped from the content and listed in the provenance, so a truncated, refused, errored or interrupted step

@@ -1,4 +1,4 @@
-// Compaction (design §3 "Compaction"): when the newest step's prompt reached the model config's threshold
+// Compaction: when the newest step's prompt reached the model config's threshold
 // (compaction_threshold_percent of context_limit, default 70 %), or a client asked (compactChat), the runner asks
 // the same model for a summary of the model-visible history and commits it with compact_history: one fenced
 // transaction that marks the originals compressed (they stay in the transcript; receipts are untouched), inserts

@@ -100,7 +100,7 @@ export interface RuntimeSettings {
   retryMaxAttempts: number;
   retryInitialDelayMs: number;
   retryMaxDelayMs: number;
-  /** Repairs after the first rejected finalization attempt (design §4: two). */
+  /** Repairs after the first rejected finalization attempt (two). */
   finalizerRepairs: number;
   /** The watchdog's deadlines (watchdog.ts), in milliseconds. */
   streamIdleTimeoutMs: number;

@@ -1,4 +1,4 @@
-// Stop hooks in the loop (design §3 "Stop hooks", §4 "Finalizer"): when a turn is about to finish (a final answer
+// Stop hooks in the loop: when a turn is about to finish (a final answer
 // or a committed candidate), every enabled hook is called in name order with the turn and, for a structured
 // request, its request id and current candidate. A non-blank `model_context` continues the turn, at most once per
 // user request: the count lives in turn_progress.hook_continuations, so a restart cannot reset it. The

@@ -1,4 +1,4 @@
-// The structured-output runtime inside the loop (design §4 "Finalizer"): offer coder_structured_output for the
+// The structured-output runtime inside the loop: offer coder_structured_output for the
 // governing request only, judge every assistant batch with src/structured/finalizer.ts, and turn the verdict into
 // the rows and progress that commit_step records in the same transaction as the step. Success itself is
 // finish_turn with no outcome: SQL takes the value from the durable candidate record, never from here.

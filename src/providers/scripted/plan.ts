@@ -1,5 +1,5 @@
 // What the scripted provider says next, decided only from the prompt and the offered
-// tools, so every step is deterministic and replayable (design §6: demos and tests
+// tools, so every step is deterministic and replayable (demos and tests
 // without credentials). Two modes: an explicit `{"script": [...]}` in the latest user
 // message, or a default plan that exercises a real multi-step tool run.
 import { hash } from "node:crypto";

@@ -57,7 +57,7 @@ export interface MockHttpError {
   headers?: Record<string, string>;
 }
 
-/** Replays a `*.chunks.txt` fixture: one JSON event payload per line (notes §6). */
+/** Replays a `*.chunks.txt` fixture: one JSON event payload per line. */
 export interface MockFixture {
   kind: "fixture";
   path: string;

@@ -1,6 +1,6 @@
 // A real HTTP server on 127.0.0.1 that speaks the OpenAI Responses, Chat Completions and
 // Anthropic Messages streaming protocols, so the provider packages are qualified over
-// real sockets and real SSE framing (design §6). Each request consumes the next queued
+// real sockets and real SSE framing. Each request consumes the next queued
 // MockResponse; every request body is captured for assertions.
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
