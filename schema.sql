@@ -215,6 +215,14 @@ REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_
 GRANT ALL ON FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric)
+GRANT ALL ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION report_worker_stopped(p_queue_id text)
+GRANT ALL ON FUNCTION chat_private.report_worker_stopped(p_queue_id text) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.report_worker_stopped(p_queue_id text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION request_sha256(p_request jsonb)
 REVOKE ALL ON FUNCTION chat_private.request_sha256(p_request jsonb) FROM PUBLIC;
 
@@ -374,6 +382,9 @@ GRANT SELECT ON TABLE chat_private.turns_at_recovery_bound TO chat_operator;
 -- ACL chat_private TABLE worker_config_version
 GRANT SELECT ON TABLE chat_private.worker_config_version TO chat_operator;
 GRANT SELECT ON TABLE chat_private.worker_config_version TO chat_worker;
+
+-- ACL chat_private TABLE worker_processes
+GRANT SELECT ON TABLE chat_private.worker_processes TO chat_operator;
 
 -- ACL chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) TO chat_anonymous;
@@ -589,7 +600,7 @@ COMMENT ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) IS 'Starts pend
 COMMENT ON FUNCTION chat_private.enter_requires_action(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_pending_calls jsonb, p_timeout_seconds integer) IS 'Pauses the turn for client-executed tools: the lease is released (no worker slot is held) and a deadline job is scheduled.';
 
 -- COMMENT chat_private FUNCTION finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_kind text, p_message text)
-COMMENT ON FUNCTION chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_kind text, p_message text) IS 'Infrastructure failure: the active request fails with generation_failed, the chat enters error; the queue waits.';
+COMMENT ON FUNCTION chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_kind text, p_message text) IS 'Infrastructure failure: the active request fails with generation_failed, the chat enters error; queued structured requests get failed receipts (generation_failed), other queued inputs wait.';
 
 -- COMMENT chat_private FUNCTION finish_interruption(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_partial_messages jsonb)
 COMMENT ON FUNCTION chat_private.finish_interruption(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_partial_messages jsonb) IS 'Ends an interrupted turn: partial output first, then the `interrupted` receipt, then the queue head is promoted.';
@@ -610,10 +621,13 @@ COMMENT ON FUNCTION chat_private.operator_create_batch(p_owner uuid, p_response_
 COMMENT ON FUNCTION chat_private.operator_release_lease(p_chat_id uuid) IS 'Operator repair: releases the chat''s runner lease and re-enqueues the chat. Returns whether a lease existed.';
 
 -- COMMENT chat_private FUNCTION operator_retry_chat(p_chat_id uuid)
-COMMENT ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) IS 'Operator repair: resumes a chat in error: the queue head runs next, else the last user input runs again as a new turn.';
+COMMENT ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) IS 'Operator repair: resumes a chat in error: the queue head runs next, else the last user input runs again as a new turn. Queued structured requests already have failed receipts (generation_failed) from when the chat entered error.';
 
 -- COMMENT chat_private FUNCTION record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb)
 COMMENT ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) IS 'Worker: publishes (or clears) the provider retry state of the running step in chats.retry_state; a new state starts a new generation attempt. Returns the new fence.';
+
+-- COMMENT chat_private FUNCTION report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric)
+COMMENT ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) IS 'A worker process is alive until p_ttl_seconds from now; the jobs it locked count as running until then.';
 
 -- COMMENT chat_private FUNCTION response_format_errors(p_format jsonb)
 COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Envelope errors of a response_format value, as (field, detail) rows; no rows when the envelope is acceptable.';
@@ -622,7 +636,7 @@ COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Enve
 COMMENT ON FUNCTION chat_private.spawn_child_chat(p_parent uuid, p_runner uuid, p_content jsonb, p_title text, p_key text) IS 'Subagents: creates a child chat (depth 1) for the runner holding the parent''s lease. The child never inherits a response format.';
 
 -- COMMENT chat_private FUNCTION sweep_expired_leases()
-COMMENT ON FUNCTION chat_private.sweep_expired_leases() IS 'Re-enqueues runnable chats without a live lease; counts recoveries per turn and fails turns past the bound.';
+COMMENT ON FUNCTION chat_private.sweep_expired_leases() IS 'Re-enqueues runnable chats without a live lease (at once when the worker that fetched their job is dead); counts recoveries per turn and fails turns past the bound.';
 
 -- COMMENT chat_private FUNCTION turn_state(p_chat_id uuid)
 COMMENT ON FUNCTION chat_private.turn_state(p_chat_id uuid) IS 'What the worker''s next step needs, in one snapshot: the chat, its open turn, the model-visible history from the newest live summary, whether compaction is due, and the worker config version.';
@@ -642,17 +656,20 @@ COMMENT ON TABLE chat_private.stop_hooks IS 'Stop hooks: HTTP webhooks called (P
 -- COMMENT chat_private TABLE worker_config_version
 COMMENT ON TABLE chat_private.worker_config_version IS 'Bumped by every change of settings, model configs, stop hooks and their secrets: the worker''s per-process caches of those rows are valid while their version is current.';
 
+-- COMMENT chat_private TABLE worker_processes
+COMMENT ON TABLE chat_private.worker_processes IS 'Live worker processes: queue_id is Graphile Worker''s locked_by for the jobs the process fetches, worker_id is chatd''s (host:pid:suffix, as in lease_holders). A row whose expires_at passed belongs to a process that stopped reporting (killed).';
+
 -- COMMENT chat_private VIEW batch_progress
 COMMENT ON VIEW chat_private.batch_progress IS 'Every batch with its items by status, throughput since it started (items that ran per second) and an ETA for running batches. Order by created_at desc; filter on status for the active ones.';
 
 -- COMMENT chat_private VIEW job_queue
-COMMENT ON VIEW chat_private.job_queue IS 'Graphile Worker jobs by task: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a worker), failed_permanently (out of attempts) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
+COMMENT ON VIEW chat_private.job_queue IS 'Graphile Worker jobs by task, each counted once: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a live worker), locked_by_dead_worker (its worker stopped reporting: the sweep re-enqueues the chat and removes the job), failed_permanently (out of attempts, not locked) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
 
 -- COMMENT chat_private VIEW lease_holders
 COMMENT ON VIEW chat_private.lease_holders IS 'Every runner lease: which worker process (worker_id: host:pid:suffix) holds which chat, until when, and whether it is still live.';
 
 -- COMMENT chat_private VIEW queue_depth
-COMMENT ON VIEW chat_private.queue_depth IS 'Queued inputs per chat: how many, how many carry a structured request, and the age of the oldest. A chat in error keeps its queue until the client (or chat_private.operator_retry_chat) resumes it.';
+COMMENT ON VIEW chat_private.queue_depth IS 'Queued inputs per chat: how many, how many carry a structured request, and the age of the oldest. A chat in error keeps its plain queued inputs until the client (or chat_private.operator_retry_chat) resumes it; its queued structured requests got failed receipts when it entered error.';
 
 -- COMMENT chat_private VIEW recent_failures
 COMMENT ON VIEW chat_private.recent_failures IS 'Failed structured requests and chats in error, with their sanitized reasons (never provider bodies or schema values). Order by `at` desc.';
@@ -942,6 +959,10 @@ ALTER TABLE ONLY chat_private.turn_progress
 -- CONSTRAINT chat_private worker_config_version worker_config_version_pkey
 ALTER TABLE ONLY chat_private.worker_config_version
     ADD CONSTRAINT worker_config_version_pkey PRIMARY KEY (id);
+
+-- CONSTRAINT chat_private worker_processes worker_processes_pkey
+ALTER TABLE ONLY chat_private.worker_processes
+    ADD CONSTRAINT worker_processes_pkey PRIMARY KEY (queue_id);
 
 -- CONSTRAINT chat_public batch_items batch_items_pkey
 ALTER TABLE ONLY chat_public.batch_items
@@ -1840,10 +1861,19 @@ CREATE FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message te
     AS $$
 declare
   v_request uuid := chat_private.active_request(p_chat_id);
+  v_queued uuid;
 begin
   if v_request is not null then
     perform chat_private.write_receipt(v_request, 'failed', 'generation_failed', p_message);
   end if;
+  for v_queued in
+    delete from chat_public.chat_queued_messages
+    where chat_id = p_chat_id and structured_output_request_id is not null
+    returning structured_output_request_id
+  loop
+    perform chat_private.write_receipt(v_queued, 'failed', 'generation_failed',
+      format('The chat entered error (%s) before this queued request ran.', p_kind));
+  end loop;
   update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
   update chat_public.chats set status = 'error', retry_state = null,
@@ -2592,6 +2622,24 @@ CREATE FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lea
   select exists (select 1 from renewed);
 $$;
 
+-- FUNCTION chat_private report_worker_alive(text, text, numeric)
+CREATE FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  insert into chat_private.worker_processes (queue_id, worker_id, expires_at)
+  values (p_queue_id, p_worker_id, now() + make_interval(secs => p_ttl_seconds))
+  on conflict (queue_id) do update set seen_at = now(), expires_at = excluded.expires_at;
+$$;
+
+-- FUNCTION chat_private report_worker_stopped(text)
+CREATE FUNCTION chat_private.report_worker_stopped(p_queue_id text) RETURNS void
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  delete from chat_private.worker_processes where queue_id = p_queue_id;
+$$;
+
 -- FUNCTION chat_private request_sha256(jsonb)
 CREATE FUNCTION chat_private.request_sha256(p_request jsonb) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
@@ -2833,17 +2881,20 @@ declare
   v_chat record;
   v_count integer := 0;
   v_recoveries integer;
+  v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and (l.expires_at <= now()
+      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker._private_jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
-                        or j.locked_at > now() - make_interval(secs => chat_private.setting_int('lease_seconds'))))))
+                        or (j.locked_at > now() - v_lease
+                            and not exists (select 1 from chat_private.worker_processes w
+                                            where w.queue_id = j.locked_by and w.expires_at <= now()))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
@@ -2861,6 +2912,15 @@ begin
     end if;
     perform chat_private.enqueue_chat_run(v_chat.id);
   end loop;
+  -- chat_run jobs that dead workers hold (fetched, never finished) only wake chats, which the loop above has woken
+  -- again: they are removed, so the queue shows each job once in its real state (chat_private.job_queue).
+  delete from graphile_worker._private_jobs j
+  using graphile_worker._private_tasks t, chat_private.worker_processes w
+  where t.id = j.task_id and t.identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
+    and j.locked_at is not null;
+  delete from chat_private.worker_processes w
+  where w.expires_at < now() - interval '1 hour'
+    and not exists (select 1 from graphile_worker._private_jobs j where j.locked_by = w.queue_id);
   return v_count;
 end;
 $$;
@@ -4105,6 +4165,15 @@ CREATE TABLE chat_private.worker_config_version (
     CONSTRAINT worker_config_version_id_check CHECK (id)
 );
 
+-- TABLE chat_private worker_processes
+CREATE TABLE chat_private.worker_processes (
+    queue_id text NOT NULL,
+    worker_id text NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
 -- TABLE chat_public batch_items
 CREATE TABLE chat_public.batch_items (
     batch_id uuid NOT NULL,
@@ -4479,12 +4548,16 @@ CREATE VIEW chat_private.batch_progress WITH (security_invoker='true') AS
 -- VIEW chat_private job_queue
 CREATE VIEW chat_private.job_queue AS
  SELECT j.task_identifier,
-    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.run_at <= now()))) AS waiting,
-    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.run_at > now()))) AS scheduled,
-    count(*) FILTER (WHERE (j.locked_at IS NOT NULL)) AS running,
-    count(*) FILTER (WHERE (j.attempts >= j.max_attempts)) AS failed_permanently,
-    min(j.run_at) FILTER (WHERE ((j.locked_at IS NULL) AND (j.run_at <= now()))) AS oldest_waiting_since
-   FROM graphile_worker.jobs j
+    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.attempts < j.max_attempts) AND (j.run_at <= now()))) AS waiting,
+    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.attempts < j.max_attempts) AND (j.run_at > now()))) AS scheduled,
+    count(*) FILTER (WHERE ((j.locked_at IS NOT NULL) AND (NOT dead.is_dead))) AS running,
+    count(*) FILTER (WHERE ((j.locked_at IS NOT NULL) AND dead.is_dead)) AS locked_by_dead_worker,
+    count(*) FILTER (WHERE ((j.locked_at IS NULL) AND (j.attempts >= j.max_attempts))) AS failed_permanently,
+    min(j.run_at) FILTER (WHERE ((j.locked_at IS NULL) AND (j.attempts < j.max_attempts) AND (j.run_at <= now()))) AS oldest_waiting_since
+   FROM (graphile_worker.jobs j
+     CROSS JOIN LATERAL ( SELECT (EXISTS ( SELECT 1
+                   FROM chat_private.worker_processes w
+                  WHERE ((w.queue_id = j.locked_by) AND (w.expires_at < now())))) AS is_dead) dead)
   GROUP BY j.task_identifier;
 
 -- VIEW chat_private lease_holders
