@@ -3,6 +3,8 @@ import { Command, InvalidArgumentError } from "commander";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { createPool } from "../db/pool.ts";
+import { SchemaAheadError } from "../db/schema-contract.ts";
+import { refuseIncompatibleSchema, reportSchemaStatus } from "../db/schema-gate.ts";
 import { logger } from "../log.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
 import { registerSchemaCommand } from "./schema-command.ts";
@@ -44,6 +46,7 @@ function untilSignal(stops: (() => Promise<void>)[]): void {
 async function serve(options: { port: number; host: string; worker: boolean; migrate: boolean }): Promise<void> {
   const db = await openDatabase();
   const stops: (() => Promise<void>)[] = [db.stop];
+  await refuseIncompatibleSchema(db, (message) => logger.error(message), { allowBehind: options.migrate });
   if (options.migrate) await migrate(db.url, (line) => logger.info(line));
   const pool = createPool({ connectionString: db.url, max: 10 }, logger, "service");
   stops.push(() => pool.end());
@@ -64,11 +67,20 @@ async function serve(options: { port: number; host: string; worker: boolean; mig
 program
   .command("migrate")
   .description("apply migrations/ and the repeatable sql/ definitions (idempotent, safe to run concurrently)")
-  .action(async () => {
+  .option("--check", "report pending work without applying anything (exit code 3: pending, 4: the database is newer)")
+  .action(async (options: { check?: boolean }) => {
     const db = await openDatabase();
     try {
-      const result = await migrate(db.url, (line) => logger.info(line));
-      console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
+      if (options.check) {
+        process.exitCode = await reportSchemaStatus(db.url, (line) => console.log(line));
+        return;
+      }
+      const result = await migrate(db.url, (line) => logger.info(line)).catch((error: unknown) => {
+        if (!(error instanceof SchemaAheadError)) throw error;
+        logger.error(error.message);
+        process.exitCode = error.exitCode;
+      });
+      if (result) console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
     } finally {
       await db.stop();
     }
@@ -92,6 +104,7 @@ program
   .option("--metrics-port <port>", "serve Prometheus /metrics on this port", portOption, Number(process.env.CHATD_METRICS_PORT ?? 9464))
   .action(async (options: { concurrency: number; metricsPort: number }) => {
     const db = await openDatabase();
+    await refuseIncompatibleSchema(db, (message) => logger.error(message));
     const { startWorker } = await import("../../worker/index.ts");
     const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort });
     untilSignal([db.stop, worker.stop]);
