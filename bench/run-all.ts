@@ -1,4 +1,4 @@
-// `npm run bench`: every benchmark in turn (validator, end-to-end structured turns, batch drain), each in its own
+// `npm run bench`: every benchmark in turn (validator, end-to-end structured turns, batch drain, migrate), each in its own
 // process so one's memory and GC state do not colour the next.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -8,6 +8,7 @@ const runs: [string, string[]][] = [
   ["bench:validator", ["--expose-gc", join(projectRoot, "bench", "validator.ts")]],
   ["bench:e2e", [join(projectRoot, "bench", "e2e.ts")]],
   ["bench:batch", [join(projectRoot, "bench", "batch.ts"), "1000"]],
+  ["bench:migrate", [join(projectRoot, "bench", "migrate.ts")]],
 ];
 let failed = 0;
 for (const [name, args] of runs) {

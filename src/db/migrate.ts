@@ -3,7 +3,6 @@
 // run waits for is bounded on the server (lock_timeout), so a deploy stuck behind a long transaction gives up and
 // retries instead of queueing clients behind it, and stops waiting even when its own process is gone.
 import pg from "pg";
-import { runner } from "node-pg-migrate";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
 import { applyFiles, filesToApply, readSqlFiles, recordedChecksums } from "./repeatable.ts";
 import { MIGRATIONS_DIR, readContract, SchemaAheadError, targetContract, writeContract } from "./schema-contract.ts";
@@ -78,6 +77,8 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
 
     let migrationsApplied: string[] = [];
     if (recorded.pendingMigrations.length > 0) {
+      // Loaded only when there is work for it: most runs have none, and it is the largest import of the command.
+      const { runner } = await import("node-pg-migrate");
       const applied = await withRetry(options, log, "migrations", () => runner({
         dbClient: client,
         dir: MIGRATIONS_DIR,
