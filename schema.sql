@@ -663,6 +663,9 @@ COMMENT ON COLUMN chat_public.chat_messages.content IS 'Parts: text, reasoning, 
 -- COMMENT chat_public COLUMN chat_messages.deleted
 COMMENT ON COLUMN chat_public.chat_messages.deleted IS 'Discarded by an edit. Receipts stay readable.';
 
+-- COMMENT chat_public COLUMN chat_messages.kind
+COMMENT ON COLUMN chat_public.chat_messages.kind IS '@behavior +filterBy';
+
 -- COMMENT chat_public COLUMN chat_messages.revision
 COMMENT ON COLUMN chat_public.chat_messages.revision IS 'The chat''s snapshot_version when the row was last written (set by the database).';
 
@@ -706,25 +709,31 @@ COMMENT ON FUNCTION chat_public.batches_item_counts(b chat_public.batches) IS 'T
 COMMENT ON FUNCTION chat_public.cancel_batch(batch_id uuid) IS 'Cancels a batch: pending items never start; running items are interrupted and end with `operator_canceled` receipts. Canceling a canceled batch returns it; a finished one is refused.';
 
 -- COMMENT chat_public FUNCTION chat_input_result_chat(r chat_public.chat_input_result)
-COMMENT ON FUNCTION chat_public.chat_input_result_chat(r chat_public.chat_input_result) IS 'The chat.';
+COMMENT ON FUNCTION chat_public.chat_input_result_chat(r chat_public.chat_input_result) IS '@behavior -queryField
+The chat.';
 
 -- COMMENT chat_public FUNCTION chat_input_result_message(r chat_public.chat_input_result)
-COMMENT ON FUNCTION chat_public.chat_input_result_message(r chat_public.chat_input_result) IS 'The message that started a turn, when the input started one.';
+COMMENT ON FUNCTION chat_public.chat_input_result_message(r chat_public.chat_input_result) IS '@behavior -queryField
+The message that started a turn, when the input started one.';
 
 -- COMMENT chat_public FUNCTION chat_input_result_queued_message(r chat_public.chat_input_result)
-COMMENT ON FUNCTION chat_public.chat_input_result_queued_message(r chat_public.chat_input_result) IS 'The queued message, while it waits in the queue.';
+COMMENT ON FUNCTION chat_public.chat_input_result_queued_message(r chat_public.chat_input_result) IS '@behavior -queryField
+The queued message, while it waits in the queue.';
 
 -- COMMENT chat_public FUNCTION chat_input_result_receipts(r chat_public.chat_input_result)
-COMMENT ON FUNCTION chat_public.chat_input_result_receipts(r chat_public.chat_input_result) IS 'Receipts the input committed (edit supersession, queue deletion), in id order.';
+COMMENT ON FUNCTION chat_public.chat_input_result_receipts(r chat_public.chat_input_result) IS '@behavior -queryField
+Receipts the input committed (edit supersession, queue deletion), in id order.';
 
 -- COMMENT chat_public FUNCTION chat_input_result_structured_output_request(r chat_public.chat_input_result)
-COMMENT ON FUNCTION chat_public.chat_input_result_structured_output_request(r chat_public.chat_input_result) IS 'The structured output request the input created (or, for a deleted queued message, ended).';
+COMMENT ON FUNCTION chat_public.chat_input_result_structured_output_request(r chat_public.chat_input_result) IS '@behavior -queryField
+The structured output request the input created (or, for a deleted queued message, ended).';
 
 -- COMMENT chat_public FUNCTION chat_messages_structured_output(m chat_public.chat_messages)
 COMMENT ON FUNCTION chat_public.chat_messages_structured_output(m chat_public.chat_messages) IS 'The result this receipt carries; null on every other message (only receipts carry results).';
 
 -- COMMENT chat_public FUNCTION chats_messages(c chat_public.chats, after_id bigint, before_id bigint)
-COMMENT ON FUNCTION chat_public.chats_messages(c chat_public.chats, after_id bigint, before_id bigint) IS 'The transcript in `rowId` order. `afterId`/`beforeId` are message `rowId`s (the stream cursor); page backwards with `beforeId` and `last`.';
+COMMENT ON FUNCTION chat_public.chats_messages(c chat_public.chats, after_id bigint, before_id bigint) IS '@behavior +filter
+The transcript in `rowId` order. `afterId`/`beforeId` are message `rowId`s (the stream cursor); page backwards with `beforeId` and `last`. `condition: {kind: RECEIPT}` reads only the receipts.';
 
 -- COMMENT chat_public FUNCTION chats_queue(c chat_public.chats)
 COMMENT ON FUNCTION chat_public.chats_queue(c chat_public.chats) IS 'Queued inputs in the order they will run.';
