@@ -1,5 +1,5 @@
 // `npm run bench`: every benchmark in turn (validator, end-to-end structured turns, batch drain, slow turns in
-// flight), each in its own process so one's memory and GC state do not colour the next.
+// flight, migrate), each in its own process so one's memory and GC state do not colour the next.
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { projectRoot } from "../src/db/database.ts";
@@ -9,6 +9,7 @@ const runs: [string, string[]][] = [
   ["bench:e2e", [join(projectRoot, "bench", "e2e.ts")]],
   ["bench:batch", [join(projectRoot, "bench", "batch.ts"), "1000"]],
   ["bench:inflight", [join(projectRoot, "bench", "inflight.ts")]],
+  ["bench:migrate", [join(projectRoot, "bench", "migrate.ts")]],
 ];
 let failed = 0;
 for (const [name, args] of runs) {

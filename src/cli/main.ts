@@ -3,6 +3,8 @@ import { Command, InvalidArgumentError } from "commander";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { createPool } from "../db/pool.ts";
+import { SchemaAheadError } from "../db/schema-contract.ts";
+import { refuseIncompatibleSchema, reportSchemaStatus } from "../db/schema-gate.ts";
 import { format as logFormat, logger } from "../log.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
 import { exitOnSignal, runUntilStopped } from "./lifecycle.ts";
@@ -55,6 +57,8 @@ function announceToken(token: string): void {
 async function start(options: ServeOptions & { concurrency: number; metricsPort: number }): Promise<void> {
   const db = await openDatabase();
   const stops: (() => Promise<void>)[] = [db.stop];
+  // A database behind this build is migrated; one ahead of it (a newer release's) is refused.
+  await refuseIncompatibleSchema(db, (message) => logger.error(message), { allowBehind: true });
   const migrated = await migrate(db.url, (line) => logger.debug(line));
   if (migrated.migrationsApplied.length + migrated.sqlFilesApplied.length > 0) {
     logger.info({ migrations: migrated.migrationsApplied.length, sql_files: migrated.sqlFilesApplied.length }, "database migrated");
@@ -76,6 +80,7 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
 async function serve(options: ServeOptions): Promise<void> {
   const db = await openDatabase();
   const stops: (() => Promise<void>)[] = [db.stop];
+  await refuseIncompatibleSchema(db, (message) => logger.error(message));
   const { startWorker } = await import("../../worker/index.ts");
   const worker = await startWorker({ databaseUrl: db.url, logger });
   stops.push(worker.stop);
@@ -88,11 +93,20 @@ async function serve(options: ServeOptions): Promise<void> {
 program
   .command("migrate")
   .description("apply migrations/ and the repeatable sql/ definitions (idempotent, safe to run concurrently)")
-  .action(async () => {
+  .option("--check", "report pending work without applying anything (exit code 3: pending, 4: the database is newer)")
+  .action(async (options: { check?: boolean }) => {
     const db = await openDatabase();
     try {
-      const result = await migrate(db.url, (line) => logger.debug(line));
-      console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
+      if (options.check) {
+        process.exitCode = await reportSchemaStatus(db.url, (line) => console.log(line));
+        return;
+      }
+      const result = await migrate(db.url, (line) => logger.debug(line)).catch((error: unknown) => {
+        if (!(error instanceof SchemaAheadError)) throw error;
+        logger.error(error.message);
+        process.exitCode = error.exitCode;
+      });
+      if (result) console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
     } finally {
       await db.stop();
     }
@@ -126,6 +140,7 @@ program
   .option("--pool-size <n>", "database connections of the worker in all (default: CHATD_WORKER_POOL_SIZE, else 32)", Number)
   .action(async (options: { concurrency: number; metricsPort: number; poolSize?: number }) => {
     const db = await openDatabase();
+    await refuseIncompatibleSchema(db, (message) => logger.error(message));
     const { startWorker } = await import("../../worker/index.ts");
     const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort,
       ...(options.poolSize != null ? { poolSize: options.poolSize } : {}) });

@@ -3,7 +3,6 @@
 // run waits for is bounded on the server (lock_timeout), so a deploy stuck behind a long transaction gives up and
 // retries instead of queueing clients behind it, and stops waiting even when its own process is gone.
 import pg from "pg";
-import { runner } from "node-pg-migrate";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
 import { hardenDatabase } from "./database-hardening.ts";
 import { applyFiles, filesToApply, readSqlFiles, recordedChecksums } from "./repeatable.ts";
@@ -34,14 +33,21 @@ const defaults: Required<MigrateOptions> = { lockTimeoutMs: 2000, statementTimeo
 
 const quietLogger = new Logger(() => () => {});
 
+/** The SQLSTATE of a failed statement, also through the error naming its sql/ file (as its cause). */
+function sqlState(error: unknown): string | undefined {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: unknown };
+  if (typeof code === "string") return code;
+  return cause === undefined ? undefined : sqlState(cause);
+}
+
 async function withRetry<T>(options: Required<MigrateOptions>, log: (line: string) => void, what: string,
   fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await fn();
     } catch (error) {
-      const code = (error as { code?: unknown; cause?: { code?: unknown } }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
-      if (typeof code !== "string" || !RETRYABLE.has(code) || attempt >= options.attempts) throw error;
+      const code = sqlState(error);
+      if (code === undefined || !RETRYABLE.has(code) || attempt >= options.attempts) throw error;
       log(`${what}: ${code === "55P03" ? "lock wait timed out" : "deadlock"}; retrying (attempt ${attempt + 1} of ${options.attempts})`);
       await new Promise((resolve) => setTimeout(resolve, attempt * options.retryDelayMs));
     }
@@ -55,7 +61,7 @@ async function withRetry<T>(options: Required<MigrateOptions>, log: (line: strin
 async function configureSession(client: pg.ClientBase, options: Required<MigrateOptions>): Promise<void> {
   await client.query(
     `select set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false),
-            set_config('client_connection_check_interval', '1s', false), set_config('client_min_messages', 'warning', false)`,
+            set_config('client_connection_check_interval', '1s', false)`,
     [`${options.lockTimeoutMs}ms`, `${options.statementTimeoutMs}ms`]);
 }
 
@@ -79,6 +85,8 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
 
     let migrationsApplied: string[] = [];
     if (recorded.pendingMigrations.length > 0) {
+      // Loaded only when there is work for it: most runs have none, and it is the largest import of the command.
+      const { runner } = await import("node-pg-migrate");
       const applied = await withRetry(options, log, "migrations", () => runner({
         dbClient: client,
         dir: MIGRATIONS_DIR,

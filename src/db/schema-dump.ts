@@ -39,3 +39,31 @@ export async function dumpSchema(databaseUrl: string): Promise<string> {
     "--schema=chat_public", "--schema=chat_private", `--dbname=${databaseUrl}`], { maxBuffer: 64 * 1024 * 1024 });
   return normalizeDump(stdout);
 }
+
+/**
+ * The differences between two normalized dumps, entry by entry: `+ header` only in `actual`, `- header` only in
+ * `expected`, and for an entry in both the lines that differ. Empty when they are the same.
+ */
+export function diffDumps(actual: string, expected: string): string[] {
+  const entries = (dump: string) => new Map(dump.trim().split("\n\n").map((entry) => {
+    const [header = "", ...lines] = entry.split("\n");
+    return [header, lines] as const;
+  }));
+  const a = entries(actual);
+  const b = entries(expected);
+  const out: string[] = [];
+  for (const [header, lines] of a) {
+    const other = b.get(header);
+    if (!other) {
+      out.push(`+ ${header}`);
+      continue;
+    }
+    const removed = other.filter((line) => !lines.includes(line)).map((line) => `  - ${line}`);
+    const added = lines.filter((line) => !other.includes(line)).map((line) => `  + ${line}`);
+    if (removed.length > 0 || added.length > 0 || lines.join("\n") !== other.join("\n")) {
+      out.push(`~ ${header}`, ...removed, ...added);
+    }
+  }
+  for (const header of b.keys()) if (!a.has(header)) out.push(`- ${header}`);
+  return out;
+}

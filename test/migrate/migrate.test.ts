@@ -4,6 +4,7 @@ import * as assert from "uvu/assert";
 import pg from "pg";
 import { withDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
+import { filesToApply, type SqlFile } from "../../src/db/repeatable.ts";
 import { runChatd } from "../support/cli.ts";
 
 const admin = () => {
@@ -68,6 +69,30 @@ test("a changed sql/ checksum re-applies the repeatable files", async () => {
   const again = await migrate(url);
   assert.equal(again.migrationsApplied, []);
   assert.ok(again.sqlFilesApplied.includes("010_helpers.sql"));
+});
+
+test("a run re-applies a changed file and the files after it, all of them after a migration, none when unchanged", () => {
+  const files: SqlFile[] = ["010_a.sql", "020_b.sql", "030_c.sql"].map((name) => ({ name, text: "", sha256: name }));
+  const recorded = (changed: string[]) => new Map(files.map((file) => [file.name, changed.includes(file.name) ? "old" : file.sha256]));
+  const names = (list: SqlFile[]) => list.map((file) => file.name);
+  assert.equal(names(filesToApply(files, recorded([]), false)), []);
+  assert.equal(names(filesToApply(files, recorded(["030_c.sql"]), false)), ["030_c.sql"]);
+  assert.equal(names(filesToApply(files, recorded(["020_b.sql"]), false)), ["020_b.sql", "030_c.sql"]);
+  assert.equal(names(filesToApply(files, recorded([]), true)), ["010_a.sql", "020_b.sql", "030_c.sql"]);
+  const withoutLast = new Map([...recorded([])].filter(([name]) => name !== "030_c.sql"));
+  assert.equal(names(filesToApply(files, withoutLast, false)), ["030_c.sql"], "a new file");
+});
+
+test("an up-to-date database: migrate applies nothing and leaves the recorded contract as it was", async () => {
+  const url = await emptyDatabase();
+  await migrate(url);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const contract = async () => (await client.query("select migration, sql_sha256, migrated_at from chatd_meta.schema_contract")).rows;
+  const before = await contract();
+  assert.equal(await migrate(url), { migrationsApplied: [], sqlFilesApplied: [] });
+  assert.equal(await contract(), before);
+  await client.end();
 });
 
 test.run();

@@ -3,7 +3,8 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { projectRoot } from "../../src/db/database.ts";
 
-export function runChatd(args: string[], databaseUrl: string): Promise<{ code: number; out: string }> {
+/** With timeoutMs, a command still running then is killed (SIGKILL) and reported with code -1. */
+export function runChatd(args: string[], databaseUrl: string, timeoutMs?: number): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), ...args], {
       env: { ...process.env, DATABASE_URL: databaseUrl, CHATD_LOG_LEVEL: "warn" },
@@ -12,6 +13,10 @@ export function runChatd(args: string[], databaseUrl: string): Promise<{ code: n
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.on("close", (code) => resolve({ code: code ?? 1, out }));
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (timer ? -1 : 1), out });
+    });
   });
 }

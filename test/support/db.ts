@@ -21,11 +21,20 @@ function adminUrl(): string {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const template = process.env.CHATD_TEST_TEMPLATE;
   if (!template) throw new Error("CHATD_TEST_TEMPLATE is not set: run the tests through `npm test`");
-  const runner = template.split("_").pop();
+  return createDatabase(`template ${pg.escapeIdentifier(template)}`);
+}
+
+/** An empty database (no chatd schema), for tests that migrate it themselves. */
+export function createEmptyDatabase(): Promise<TestDatabase> {
+  return createDatabase("");
+}
+
+async function createDatabase(clause: string): Promise<TestDatabase> {
+  const runner = process.env.CHATD_TEST_TEMPLATE?.split("_").pop();
   const name = `chatd_t_${runner}_${randomBytes(4).toString("hex")}`;
   const admin = new pg.Client({ connectionString: adminUrl() });
   await admin.connect();
-  await admin.query(`create database ${pg.escapeIdentifier(name)} template ${pg.escapeIdentifier(template)}`);
+  await admin.query(`create database ${pg.escapeIdentifier(name)} ${clause}`);
   await admin.end();
   const url = withDatabase(adminUrl(), name);
   const pool = new pg.Pool({ connectionString: url, max: 10 });

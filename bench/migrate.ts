@@ -1,0 +1,73 @@
+// `npm run bench:migrate`: what `chatd migrate` costs a live database. (1) An up-to-date database: the in-process
+// run and the whole `chatd migrate` command. (2) The whole sql/ layer re-applied (its first file changed) while a
+// transaction that read chat_messages stays open for HOLD_MS: whether the migration waits for a lock, how long
+// it takes, and how long a third connection's read of chat_messages waits meanwhile.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import pg from "pg";
+import { projectRoot } from "../src/db/database.ts";
+import { migrate } from "../src/db/migrate.ts";
+import { benchDatabase, percentile, printTable } from "./support.ts";
+
+const HOLD_MS = 3000;
+const db = await benchDatabase("migrate");
+try {
+  const noop: number[] = [];
+  for (let i = 0; i < 10; i += 1) {
+    const started = performance.now();
+    await migrate(db.url);
+    noop.push(performance.now() - started);
+  }
+  const command: number[] = [];
+  for (let i = 0; i < 3; i += 1) {
+    const started = performance.now();
+    const run = spawnSync(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "migrate"],
+      { env: { ...process.env, DATABASE_URL: db.url, CHATD_LOG_LEVEL: "warn" } });
+    if (run.status !== 0) throw new Error(`chatd migrate failed: ${run.stderr.toString()}`);
+    command.push(performance.now() - started);
+  }
+
+  const connect = async () => {
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    return client;
+  };
+  const reader = await connect();
+  const observer = await connect();
+  const third = await connect();
+  await reader.query("begin");
+  await reader.query("select count(*) from chat_public.chat_messages");
+  const readerPid = (await reader.query<{ pid: number }>("select pg_backend_pid() as pid")).rows[0]!.pid;
+  await observer.query("update chatd_meta.repeatable_sql set sha256 = 'changed' where name = '010_helpers.sql'");
+  const started = performance.now();
+  let migrationMs = NaN;
+  const migration = migrate(db.url).then(() => (migrationMs = performance.now() - started));
+  // Until the migration has finished or waits for a lock (pg_locks), then read as a client would.
+  let waited = false;
+  while (Number.isNaN(migrationMs)) {
+    const { rowCount } = await observer.query("select 1 from pg_locks where not granted and pid <> $1", [readerPid]);
+    if (rowCount) {
+      waited = true;
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const readStarted = performance.now();
+  let readMs = NaN;
+  const read = third.query("select count(*) from chat_public.chat_messages").then(() => (readMs = performance.now() - readStarted));
+  await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+  await reader.query("commit");
+  await Promise.all([migration, read]);
+  for (const client of [reader, observer, third]) await client.end();
+
+  const sorted = [...noop].sort((a, b) => a - b);
+  printTable([
+    ["no-op migrate, in process (p50 / max of 10)", `${percentile(sorted, 50).toFixed(0)} / ${sorted[sorted.length - 1]!.toFixed(0)} ms`],
+    ["no-op `chatd migrate`, whole command (runs)", command.map((ms) => `${ms.toFixed(0)} ms`).join(", ")],
+    [`sql/ re-applied behind a ${HOLD_MS} ms reader: migration waited for a lock`, waited ? "yes" : "no"],
+    ["  migration duration", `${migrationMs.toFixed(0)} ms`],
+    ["  a third connection's read of chat_messages", `${readMs.toFixed(0)} ms`],
+  ]);
+} finally {
+  await db.close();
+}
