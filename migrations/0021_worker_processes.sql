@@ -12,3 +12,7 @@ create table chat_private.worker_processes (
 comment on table chat_private.worker_processes is
   E'Live worker processes: queue_id is Graphile Worker''s locked_by for the jobs the process fetches, worker_id is chatd''s (host:pid:suffix, as in lease_holders). A row whose expires_at passed belongs to a process that stopped reporting (killed).';
 grant select on chat_private.worker_processes to chat_operator;
+
+-- chat_private.job_queue gains a column (locked_by_dead_worker) before failed_permanently, which `create or replace
+-- view` cannot do: the old view goes here, and sql/090 creates the new one with its grant.
+drop view if exists chat_private.job_queue;

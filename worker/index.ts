@@ -137,10 +137,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const workerLogger = new WorkerLogger((scope) => (level, message, meta) => {
     const serious = level === "error" || level === "warning";
     // During an outage Graphile Worker reports each failed fetch and LISTEN; the outage's own line stands for them.
-    // Its "Worker connected and looking for jobs" line may come after "worker started" (and so after a shutdown has
-    // begun): "worker started" says it once.
     const method = serious && health.down ? "debug" : level === "error" ? "error" : level === "warning" ? "warn"
-      : level === "debug" || message.startsWith("Worker connected") ? "debug" : "info";
+      : level === "debug" ? "debug" : "info";
     // Graphile Worker logs lines per job (debug, info): build the child logger only for a line that is written.
     if (!log.isLevelEnabled(method)) return;
     const child = log.child({ component: "graphile-worker", job_id: scope.jobId, task: scope.taskIdentifier });

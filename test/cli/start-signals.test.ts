@@ -68,6 +68,10 @@ test("npm start: a killed worker is restarted; SIGTERM to the npm process stops 
     assert.is.not(first.workerPid, first.chatdPid, "the worker runs in a process of its own");
     process.kill(first.workerPid, "SIGKILL");
     const restarted = await chatd.waitFor("the worker's restart", (line) => isWorkerStarted(line) && line.pid !== first.workerPid);
+    // Graphile Worker logs that its runner connected on its own schedule, possibly after "worker started": wait for
+    // it, so that the lines counted after SIGTERM are the shutdown's.
+    await chatd.waitFor("the restarted worker's job runner", (line) => line.pid === restarted.pid
+      && typeof line.msg === "string" && line.msg.startsWith("Worker connected"));
     assert.ok(chatd.lines.some((l) => l.msg === "the worker process exited; restarting it" && l.signal === "SIGKILL"));
     await stopsCleanly(chatd, { ...first, workerPid: restarted.pid!, metrics: String(restarted.metrics) }, "SIGTERM");
   } finally {

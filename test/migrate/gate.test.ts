@@ -90,7 +90,7 @@ test("chatd migrate --check reports pending work and applies none of it", async 
   assert.is(before.code, EXIT_SCHEMA_BEHIND, before.out);
   assert.match(before.out, /schema: behind/);
   assert.match(before.out, /migrations pending: \d+\n {2}0001_roles_and_schemas\n/);
-  assert.match(before.out, /sql\/ files to apply: \d+\n {2}010_helpers\.sql\n/);
+  assert.match(before.out, /sql\/ files to apply: \d+\n {2}005_execute_grants\.sql\n {2}010_helpers\.sql\n/);
   const meta = await fresh.pool.query("select 1 from pg_namespace where nspname in ('chatd_meta', 'chat_public')");
   assert.is(meta.rowCount, 0, "--check created nothing");
 

@@ -48,6 +48,8 @@ function misplaced(raw: string): string | null {
   const statement = raw.replace(/\s+/g, " ");
   if (/^create or replace (function|view) /i.test(statement) || /^comment on /i.test(statement)) return null;
   if (/^(grant|revoke) [a-z, ]+ on (all functions in schema|function) /i.test(statement)) return null;
+  // A function's EXECUTE rights, set next to it (sql/005_execute_grants.sql).
+  if (/^select chat_private\.grant_execute\('[^']+', '\{[a-z_, ]*\}'\)$/i.test(statement)) return null;
   const viewGrant = /^grant select on (.+) to [a-z_, ]+$/i.exec(statement);
   if (viewGrant) {
     const targets = viewGrant[1]!.split(",").map((name) => name.trim());
