@@ -5,7 +5,7 @@
 // Needs: chatd running (`npm start`), the experiment on (`npm run chatd -- experiments enable chat-structured-output`),
 // a token (export CHATD_TOKEN=$(npm run --silent chatd -- token --user alice | tail -n 1)), and `ai` and `zod`.
 // Optional: CHATD_URL, CHATD_MODEL, CHATD_PROMPT.
-// Run: node examples/ai-sdk-client-tool.ts
+// Run: npx node examples/ai-sdk-client-tool.ts
 //
 // The default prompt is a scripted-provider script (call the tool, then submit); with a real model, ask in words:
 // CHATD_PROMPT="What should I wear in Lisbon today?"

@@ -5,7 +5,7 @@
 // a token (export CHATD_TOKEN=$(npm run --silent chatd -- token --user alice | tail -n 1)), and the `ai` and `zod`
 // packages (this repository has both). Optional: CHATD_URL, CHATD_MODEL (a chatd model config id; default: the
 // server's default model).
-// Run: node examples/ai-sdk-generate-text.ts
+// Run: npx node examples/ai-sdk-generate-text.ts
 //
 // With the scripted provider the "model" submits an example value built from the schema.
 import { generateText, Output } from "ai";

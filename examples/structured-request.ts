@@ -4,7 +4,7 @@
 // Needs: chatd running (`npm start`), the experiment on (`npm run chatd -- experiments enable chat-structured-output`),
 // and a token: export CHATD_TOKEN=$(npm run --silent chatd -- token --user alice | tail -n 1)
 // Optional: CHATD_URL (default http://127.0.0.1:8787/graphql), CHATD_PROMPT.
-// Run: node examples/structured-request.ts
+// Run: npx node examples/structured-request.ts
 //
 // Without model keys chatd answers with its scripted provider, so the default prompt is a script that makes the
 // "model" submit a value with big numbers. With a real model, ask in words: CHATD_PROMPT="Invent an invoice ...".
