@@ -1,5 +1,6 @@
-// Behaviours the cheaper worker transitions (one locking UPDATE per transition, set-based step inserts, the history
-// fence folded into commit_step's bump) must keep: element order of a step's errors, ids and internals in input
+// The worker transitions acquire_lease, commit_step and commit_step_and_finish_turn (finish_turn: finish-turn.test.ts),
+// with what their cost-sensitive paths (one locking UPDATE per transition, set-based step inserts, the history
+// fence moved in commit_step's bump) must keep: element order of a step's errors, ids and internals in input
 // order, the checks after a lock wait, the versions each transition leaves, and the notification payloads.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -16,7 +17,7 @@ const connections = new Connections();
 
 test.before(async () => {
   db = await createTestDatabase();
-  user = await createUser(db, "transition-cost");
+  user = await createUser(db, "worker-transitions");
   await setStructuredExperiment(db, true);
 });
 test.after(async () => {
@@ -92,6 +93,20 @@ test("acquire_lease bumps snapshot_version once, starts attempt + 1 and returns 
   assert.is(Number(after.snapshot_version), Number(before.snapshot_version) + 1);
   assert.is(Number(after.generation_attempt), Number(before.generation_attempt) + 1);
   assert.equal(fence, await currentFence(db, chat.chat_id));
+});
+
+test("acquire_lease: a live lease refuses (CHLSD); the default length comes from the lease_seconds setting", async () => {
+  const chat = await createChat(db, user, "lease length");
+  await db.pool.query("update chat_private.settings set value = '45' where name = 'lease_seconds'");
+  try {
+    await acquire(db, chat.chat_id);
+    const { rows } = await db.pool.query<{ seconds: number }>(
+      "select extract(epoch from expires_at - acquired_at)::int as seconds from chat_private.chat_leases where chat_id = $1", [chat.chat_id]);
+    assert.is(rows[0]!.seconds, 45);
+    assert.is(await sqlState(acquire(db, chat.chat_id)), "CHLSD");
+  } finally {
+    await db.pool.query("update chat_private.settings set value = '30' where name = 'lease_seconds'");
+  }
 });
 
 test("a lease removed by the transaction a runner waited for is seen: CHFNC, nothing written", async () => {

@@ -1,7 +1,7 @@
-// Behaviours the cheaper finish_turn must keep: it locks the chat with a read, then one UPDATE bumps the snapshot and
-// sets the end state (read from the queue once the lock is held), and one read finds and locks the open turn's
-// pending request. Pinned: one chat row version, the queue and the state as a commit the finish waited for left
-// them, fence and refusal precedence, the receipt once before the promoted input, and the notification payloads.
+// finish_turn, with its cost-sensitive path pinned: it locks the chat with a read, then one UPDATE bumps the
+// snapshot and sets the end state (read from the queue once the lock is held), and one read finds and locks the open
+// turn's pending request. Pinned: one chat row version, the queue and the state as a commit the finish waited for
+// left them, fence and refusal precedence, the receipt once before the promoted input, and the notification payloads.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import pg from "pg";
@@ -17,7 +17,7 @@ const connections = new Connections();
 
 test.before(async () => {
   db = await createTestDatabase();
-  user = await createUser(db, "finish-cost");
+  user = await createUser(db, "finish-turn");
   await setStructuredExperiment(db, true);
 });
 test.after(async () => {
@@ -164,20 +164,6 @@ test("turn_finished notifies with the chat as finish_turn left it, waiting or ru
   }
   for (let i = 0; i < 100 && received.length < expected.length; i++) await listener.client.query("select 1");
   assert.equal(received, expected);
-});
-
-test("acquire_lease: a live lease refuses (CHLSD); the default length comes from the lease_seconds setting", async () => {
-  const chat = await createChat(db, user, "lease length");
-  await db.pool.query("update chat_private.settings set value = '45' where name = 'lease_seconds'");
-  try {
-    await acquire(db, chat.chat_id);
-    const { rows } = await db.pool.query<{ seconds: number }>(
-      "select extract(epoch from expires_at - acquired_at)::int as seconds from chat_private.chat_leases where chat_id = $1", [chat.chat_id]);
-    assert.is(rows[0]!.seconds, 45);
-    assert.is(await sqlState(acquire(db, chat.chat_id)), "CHLSD");
-  } finally {
-    await db.pool.query("update chat_private.settings set value = '30' where name = 'lease_seconds'");
-  }
 });
 
 test.run();
