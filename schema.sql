@@ -2889,7 +2889,7 @@ begin
     where c.status in ('running', 'interrupting')
       and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
-                 select 1 from graphile_worker._private_jobs j
+                 select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
                         or (j.locked_at > now() - v_lease
@@ -2914,13 +2914,15 @@ begin
   end loop;
   -- chat_run jobs that dead workers hold (fetched, never finished) only wake chats, which the loop above has woken
   -- again: they are removed, so the queue shows each job once in its real state (chat_private.job_queue).
+  -- Graphile Worker's own removal (complete_jobs, remove_job) leaves a job locked less than four hours alone, so
+  -- this one write goes to its table; every read here uses its public view graphile_worker.jobs.
   delete from graphile_worker._private_jobs j
-  using graphile_worker._private_tasks t, chat_private.worker_processes w
-  where t.id = j.task_id and t.identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
+  using graphile_worker.jobs v, chat_private.worker_processes w
+  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
     and j.locked_at is not null;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'
-    and not exists (select 1 from graphile_worker._private_jobs j where j.locked_by = w.queue_id);
+    and not exists (select 1 from graphile_worker.jobs j where j.locked_by = w.queue_id);
   return v_count;
 end;
 $$;

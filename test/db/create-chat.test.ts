@@ -32,9 +32,11 @@ test("a new chat starts running at snapshot 1 with a current fence and exactly o
     `select c.status, c.snapshot_version::int, c.history_version::int, c.generation_attempt::int,
             (select count(*)::int from chat_public.chat_messages m where m.chat_id = c.id) as messages,
             (select m.revision::int from chat_public.chat_messages m where m.id = $2) as revision,
-            (select count(*)::int from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
-             where j.key = 'chat:' || c.id and t.identifier = 'chat_run' and j.max_attempts = 1 and j.revision = 0
-               and j.payload::jsonb = jsonb_build_object('chat_id', c.id)) as jobs
+            (select count(*)::int from graphile_worker.jobs j
+             where j.key = 'chat:' || c.id and j.task_identifier = 'chat_run' and j.max_attempts = 1 and j.revision = 0
+               -- The public view has no payload column: the payload is read from the table.
+               and (select p.payload::jsonb from graphile_worker._private_jobs p where p.id = j.id)
+                   = jsonb_build_object('chat_id', c.id)) as jobs
      from chat_public.chats c where c.id = $1`, [chat.chat_id, chat.message_id]);
   assert.equal(rows[0], { status: "running", snapshot_version: 1, history_version: 1, generation_attempt: 0, messages: 1, revision: 1, jobs: 1 });
   assert.ok(chat.structured_output_request_id);
@@ -85,8 +87,8 @@ test("dynamic tools: an empty list passes, every rule still applies to a non-emp
 /** The chat_run jobs of a chat as [revision], in id order. */
 async function jobs(client: pg.Pool | pg.PoolClient, chatId: string): Promise<number[]> {
   const { rows } = await client.query<{ revision: number }>(
-    `select j.revision from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
-     where j.key = 'chat:' || $1::text and t.identifier = 'chat_run' order by j.id`, [chatId]);
+    `select j.revision from graphile_worker.jobs j
+     where j.key = 'chat:' || $1::text and j.task_identifier = 'chat_run' order by j.id`, [chatId]);
   return rows.map((row) => row.revision);
 }
 
@@ -136,7 +138,7 @@ test("the chats trigger enqueues on a change into running or interrupting, not o
   const chat = await createChat(db, user, "first");
   await finishTurn(db, await acquire(db, chat.chat_id));
   await rolledBack(async (client) => {
-    await client.query("delete from graphile_worker._private_jobs where key = 'chat:' || $1::text", [chat.chat_id]);
+    await client.query("select graphile_worker.remove_job('chat:' || $1::text)", [chat.chat_id]);
     await client.query("update chat_public.chats set status = 'waiting' where id = $1", [chat.chat_id]);
     assert.equal(await jobs(client, chat.chat_id), []);
     await client.query("update chat_public.chats set status = 'running' where id = $1", [chat.chat_id]);
@@ -151,7 +153,7 @@ test("the chats trigger enqueues on a change into running or interrupting, not o
 test("a new turn on an idle chat is enqueued as before (status change, then the turn_progress insert)", async () => {
   const chat = await createChat(db, user, "to edit");
   await finishTurn(db, await acquire(db, chat.chat_id));
-  await db.pool.query("delete from graphile_worker._private_jobs where key = 'chat:' || $1::text", [chat.chat_id]);
+  await db.pool.query("select graphile_worker.remove_job('chat:' || $1::text)", [chat.chat_id]);
   await editMessage(db, user, chat.message_id!, "edited");
   assert.equal(await jobs(db.pool, chat.chat_id), [1]);
 });

@@ -46,7 +46,7 @@ test("a killed worker's prefetched job runs again within seconds, not after a le
     await waitFor("the busy chat's lease and the prefetched chat's locked job", async () => {
       const { rows } = await db.pool.query<{ busy: boolean; locked: boolean; leased: boolean }>(
         `select exists (select 1 from chat_private.chat_leases where chat_id = $1::uuid) as busy,
-                exists (select 1 from graphile_worker._private_jobs where key = 'chat:' || $2::text and locked_at is not null) as locked,
+                exists (select 1 from graphile_worker.jobs where key = 'chat:' || $2::text and locked_at is not null) as locked,
                 exists (select 1 from chat_private.chat_leases where chat_id = $2::uuid) as leased`, [busy, prefetched]);
       return rows[0]!.busy && rows[0]!.locked && !rows[0]!.leased;
     });

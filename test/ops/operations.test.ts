@@ -23,7 +23,7 @@ const asOperator = <T>(sql: string, params: unknown[] = []) =>
   db.as("chat_operator", null, (client) => client.query<T & object>(sql, params), true);
 
 async function jobExists(chatId: string): Promise<boolean> {
-  const { rows } = await db.pool.query("select 1 from graphile_worker._private_jobs where key = $1", [`chat:${chatId}`]);
+  const { rows } = await db.pool.query("select 1 from graphile_worker.jobs where key = $1", [`chat:${chatId}`]);
   return rows.length > 0;
 }
 
@@ -31,7 +31,7 @@ test("a chat with an expired lease and no worker shows in the stuck view; releas
   const chat = await createChat(db, user, "stuck");
   await acquire(db, chat.chat_id);
   await db.pool.query("update chat_private.chat_leases set expires_at = now() - interval '1 minute' where chat_id = $1", [chat.chat_id]);
-  await db.pool.query("delete from graphile_worker._private_jobs where key = $1", [`chat:${chat.chat_id}`]);
+  await db.pool.query("select graphile_worker.remove_job($1)", [`chat:${chat.chat_id}`]);
   const stuck = await asOperator<{ chat_id: string; recoveries: number }>("select * from chat_private.stuck_chats where chat_id = $1", [chat.chat_id]);
   assert.is(stuck.rows.length, 1);
   const released = await asOperator<{ released: boolean }>("select chat_private.operator_release_lease($1) as released", [chat.chat_id]);
