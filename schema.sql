@@ -8,6 +8,18 @@ GRANT USAGE ON SCHEMA chat_public TO chat_operator;
 GRANT USAGE ON SCHEMA chat_public TO chat_user;
 GRANT USAGE ON SCHEMA chat_public TO chat_worker;
 
+-- ACL chat_private FUNCTION _close_turn(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _fence_history(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private._fence_history(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _lease_is_live(p_chat_id uuid, p_runner_id uuid)
+REVOKE ALL ON FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _transition_rule(p_transition text, p_from_state text)
+REVOKE ALL ON FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean)
 REVOKE ALL ON FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean) FROM PUBLIC;
 
@@ -149,9 +161,6 @@ REVOKE ALL ON FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb
 -- ACL chat_private FUNCTION insert_worker_messages(p_chat_id uuid, p_messages jsonb)
 REVOKE ALL ON FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) FROM PUBLIC;
 
--- ACL chat_private FUNCTION lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean)
-REVOKE ALL ON FUNCTION chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION notify_batch(p_batch_id uuid, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) FROM PUBLIC;
 
@@ -274,8 +283,8 @@ REVOKE ALL ON FUNCTION chat_private.tg_chat_messages__fence_update() FROM PUBLIC
 -- ACL chat_private FUNCTION tg_chat_messages__guard_receipts()
 REVOKE ALL ON FUNCTION chat_private.tg_chat_messages__guard_receipts() FROM PUBLIC;
 
--- ACL chat_private FUNCTION tg_chat_messages__stamp_revision()
-REVOKE ALL ON FUNCTION chat_private.tg_chat_messages__stamp_revision() FROM PUBLIC;
+-- ACL chat_private FUNCTION tg_chat_messages__stamp_revision_and_fence_history()
+REVOKE ALL ON FUNCTION chat_private.tg_chat_messages__stamp_revision_and_fence_history() FROM PUBLIC;
 
 -- ACL chat_private FUNCTION tg_chat_queued_messages__bump_queue_version()
 REVOKE ALL ON FUNCTION chat_private.tg_chat_queued_messages__bump_queue_version() FROM PUBLIC;
@@ -1117,6 +1126,47 @@ ALTER TABLE ONLY chat_public.structured_output_requests
 ALTER TABLE ONLY chat_public.structured_output_requests
     ADD CONSTRAINT structured_output_requests_receipt_fk FOREIGN KEY (receipt_message_id) REFERENCES chat_public.chat_messages(id);
 
+-- FUNCTION chat_private _close_turn(uuid)
+CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  delete from chat_private.chat_leases where chat_id = p_chat_id;
+end;
+$$;
+
+-- FUNCTION chat_private _fence_history(uuid)
+CREATE FUNCTION chat_private._fence_history(p_chat_id uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+  where c.id = p_chat_id and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+end;
+$$;
+
+-- FUNCTION chat_private _lease_is_live(uuid, uuid)
+CREATE FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  return exists (select 1 from chat_private.chat_leases l
+                 where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
+                   and l.expires_at > now());
+end;
+$$;
+SET default_table_access_method = heap;
+
+-- FUNCTION chat_private _transition_rule(text, text)
+CREATE FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) RETURNS chat_private.transition_rules
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  return (select r from chat_private.transition_rules r where r.transition = p_transition and r.from_state = p_from_state);
+end;
+$$;
+
 -- FUNCTION chat_private accept_structured_request(uuid, jsonb, boolean)
 CREATE FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean DEFAULT true) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1163,15 +1213,13 @@ begin
   -- version instead of two. A refusal is diagnosed by begin_transition itself; CHLSD below undoes the attempt
   -- with the rest of the transaction.
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
-  where c.id = p_chat_id
-    and (select r.allowed from chat_private.transition_rules r
-         where r.transition = 'acquire_lease' and r.from_state = chat_private.chat_state(c))
+  where c.id = p_chat_id and (chat_private._transition_rule('acquire_lease', chat_private.chat_state(c))).allowed
   returning * into v_chat;
   if not found then
     perform chat_private.begin_transition(p_chat_id, 'acquire_lease');
     update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
   end if;
-  if exists (select 1 from chat_private.chat_leases where chat_id = p_chat_id and expires_at > now()) then
+  if chat_private._lease_is_live(p_chat_id, null) then
     raise exception 'another runner holds the lease' using errcode = 'CHLSD';
   end if;
   -- The default length is read as chat_private.setting_int reads it, without the cost of calling it.
@@ -1199,7 +1247,6 @@ begin
           where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending');
 end;
 $$;
-SET default_table_access_method = heap;
 
 -- FUNCTION chat_private agent_child(uuid, uuid)
 CREATE FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) RETURNS chat_public.chats
@@ -1298,8 +1345,7 @@ declare
 begin
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1
   where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
-    and (select r.allowed from chat_private.transition_rules r
-         where r.transition = p_transition and r.from_state = chat_private.chat_state(c))
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
   returning * into v_chat;
   if found then
     return v_chat;
@@ -1309,7 +1355,7 @@ begin
     raise exception 'chat not found' using errcode = 'CHNTF';
   end if;
   v_state := chat_private.chat_state(v_chat);
-  select allowed into v_allowed from chat_private.transition_rules where transition = p_transition and from_state = v_state;
+  v_allowed := (chat_private._transition_rule(p_transition, v_state)).allowed;
   if v_allowed is null then
     raise exception 'unknown transition %', p_transition using errcode = 'XX000';
   end if;
@@ -1330,9 +1376,29 @@ CREATE FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transitio
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+declare
+  v_chat chat_public.chats;
 begin
-  return chat_private.lock_worker_chat(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt,
-                                       false);
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
+  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+  returning * into v_chat;
+  if found then
+    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+    end if;
+    return v_chat;
+  end if;
+  select * into v_chat from chat_public.chats where id = p_chat_id for update;
+  if not found then
+    raise exception 'chat not found' using errcode = 'CHNTF';
+  end if;
+  if v_chat.history_version is distinct from p_history_version
+     or v_chat.generation_attempt is distinct from p_generation_attempt
+     or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  end if;
+  return chat_private.begin_transition(p_chat_id, p_transition);
 end;
 $$;
 
@@ -1440,8 +1506,7 @@ begin
   if not found then
     raise exception 'chat not found' using errcode = 'CHNTF';
   end if;
-  if not exists (select 1 from chat_private.chat_leases l
-                 where l.chat_id = p_parent and l.runner_id = p_runner and l.expires_at > now()) then
+  if not chat_private._lease_is_live(p_parent, p_runner) then
     raise exception 'the runner no longer holds the parent chat''s lease' using errcode = 'CHFNC';
   end if;
   return v_parent;
@@ -1575,9 +1640,8 @@ declare
   v_chat chat_public.chats;
   v_runner uuid;
 begin
-  -- Every row insert_worker_messages accepts is history, so a non-empty array fences (see lock_worker_chat).
-  perform chat_private.lock_worker_chat(p_chat_id, 'commit_step', p_runner_id, p_history_version, p_generation_attempt,
-    case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
+  perform chat_private.begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+                                               p_generation_attempt);
   v_ids := chat_private.insert_worker_messages(p_chat_id, p_messages);
   perform chat_private.apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
@@ -1716,24 +1780,21 @@ begin
   if v_model is null then
     raise exception 'unknown model config' using errcode = 'CIINV', column = 'model_config_id';
   end if;
-  -- The chat is born at snapshot 1 with its first history row (the input below), so its history_version is 1 from
-  -- the start: the fencing trigger of that insert then finds the fence already current and rewrites no chat row.
-  -- It is born running too, so no second row version is written for its status: it is enqueued once, by the
-  -- turn_progress insert of its first turn below (a chat inserted with its history is not enqueued by its own
-  -- insert; see the _900_enqueue_run triggers in 020_triggers.sql).
+  -- The chat is born at snapshot 1 (its creation is its first transition); its first history row (the input below)
+  -- moves the history fence to 1. It is born running, so no row version is written for its status: it is enqueued
+  -- once, by the turn_progress insert of its first turn below (a chat inserted with its history is not enqueued by
+  -- its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
   insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools,
-                                 snapshot_version, history_version)
+                                 snapshot_version)
   values (p_owner, p_title, v_model, 'running', coalesce(p_plan_mode, false), p_workspace,
-          coalesce(p_dynamic_tools, '[]'), 1, 1)
+          coalesce(p_dynamic_tools, '[]'), 1)
   returning id into v_chat_id;
   if p_format is not null then
     v_request := chat_private.accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
   v_message := chat_private.insert_input(v_chat_id, p_content, v_request, p_owner);
-  -- start_turn without its first statement: a chat created just now has no open turn to finish. This insert's
-  -- trigger enqueues the chat (it is running).
-  insert into chat_private.turn_progress (chat_id, input_message_id, structured_output_request_id)
-  values (v_chat_id, v_message, v_request);
+  -- The turn_progress insert's trigger enqueues the chat (it is running).
+  perform chat_private.start_turn(v_chat_id, v_message, v_request);
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
@@ -1791,8 +1852,7 @@ CREATE FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) RETURNS chat_p
 declare
   v_status chat_public.chat_status;
 begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
-  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  perform chat_private._close_turn(p_chat_id);
   v_status := case when chat_private.promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
   update chat_public.chats set status = v_status, retry_state = null, last_error = null,
     pending_tool_calls = '[]', requires_action_deadline_at = null
@@ -1874,8 +1934,7 @@ begin
     perform chat_private.write_receipt(v_queued, 'failed', 'generation_failed',
       format('The chat entered error (%s) before this queued request ran.', p_kind));
   end loop;
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
-  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  perform chat_private._close_turn(p_chat_id);
   update chat_public.chats set status = 'error', retry_state = null,
     last_error = jsonb_build_object('kind', p_kind, 'message', left(p_message, 2000)),
     pending_tool_calls = '[]', requires_action_deadline_at = null
@@ -1959,10 +2018,8 @@ declare
   v_request uuid;
   v_status chat_public.chat_status;
 begin
-  -- Partial output is history: a non-empty array fences (see lock_worker_chat).
-  perform chat_private.lock_worker_chat(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
-    p_generation_attempt,
-    case when jsonb_typeof(p_partial_messages) = 'array' then jsonb_array_length(p_partial_messages) > 0 else false end);
+  perform chat_private.begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
+                                               p_generation_attempt);
   perform chat_private.insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
   v_request := chat_private.active_request(p_chat_id);
   if v_request is not null then
@@ -1989,19 +2046,17 @@ declare
 begin
   perform 1 from chat_public.chats c
   where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (select r.allowed from chat_private.transition_rules r
-         where r.transition = 'finish_turn' and r.from_state = chat_private.chat_state(c))
+    and (chat_private._transition_rule('finish_turn', chat_private.chat_state(c))).allowed
   for no key update;
   if found then
-    if not exists (select 1 from chat_private.chat_leases l
-                   where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
+    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
       raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
     end if;
   else
-    -- Refused: lock_worker_chat diagnoses in its order (CHNTF, CHFNC, state). Should the transition be allowed
-    -- after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
-    perform chat_private.lock_worker_chat(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
-                                          p_generation_attempt, false);
+    -- Refused: begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
+    -- allowed after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
+    perform chat_private.begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+                                                 p_generation_attempt);
     v_bumped := true;
   end if;
   update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
@@ -2033,10 +2088,9 @@ begin
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  -- end_turn_and_promote without its status UPDATE (made above). Running means the queue has a head, which this
-  -- transaction's lock kept there.
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
-  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  -- The status is set (above): the turn closes, and running means the queue has a head, which this transaction's
+  -- lock kept there.
+  perform chat_private._close_turn(p_chat_id);
   if v_chat.status = 'running' then
     if chat_private.promote_queue_head(p_chat_id) is null then
       raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
@@ -2235,42 +2289,6 @@ begin
   from jsonb_array_elements(p_messages) with ordinality e(item, n)
   where e.item -> 'internals' is not null;
   return v_ids;
-end;
-$$;
-
--- FUNCTION chat_private lock_worker_chat(uuid, text, uuid, bigint, bigint, boolean)
-CREATE FUNCTION chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) RETURNS chat_public.chats
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_chat chat_public.chats;
-begin
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
-    history_version = case when p_history_changes then c.snapshot_version + 1 else c.history_version end,
-    generation_attempt = case when p_history_changes then 0 else c.generation_attempt end
-  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (select r.allowed from chat_private.transition_rules r
-         where r.transition = p_transition and r.from_state = chat_private.chat_state(c))
-  returning * into v_chat;
-  if found then
-    if not exists (select 1 from chat_private.chat_leases l
-                   where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
-      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-    end if;
-    return v_chat;
-  end if;
-  select * into v_chat from chat_public.chats where id = p_chat_id for update;
-  if not found then
-    raise exception 'chat not found' using errcode = 'CHNTF';
-  end if;
-  if v_chat.history_version is distinct from p_history_version
-     or v_chat.generation_attempt is distinct from p_generation_attempt
-     or not exists (select 1 from chat_private.chat_leases l
-                    where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
-    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-  end if;
-  return chat_private.begin_transition(p_chat_id, p_transition);
 end;
 $$;
 
@@ -2832,7 +2850,7 @@ CREATE FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigin
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  perform chat_private._close_turn(p_chat_id);
   insert into chat_private.turn_progress (chat_id, input_message_id, structured_output_request_id)
   values (p_chat_id, p_input_message_id, p_request_id);
 end;
@@ -2933,10 +2951,7 @@ CREATE FUNCTION chat_private.tg_chat_messages__fence_delete() RETURNS trigger
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
-  from (select distinct chat_id from old_rows) changed
-  where c.id = changed.chat_id
-    and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+  perform chat_private._fence_history(changed.chat_id) from (select distinct chat_id from old_rows) changed;
   return null;
 end;
 $$;
@@ -2947,11 +2962,9 @@ CREATE FUNCTION chat_private.tg_chat_messages__fence_update() RETURNS trigger
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+  perform chat_private._fence_history(changed.chat_id)
   from (select distinct n.chat_id from new_rows n join old_rows o on o.id = n.id
-        where n.content is distinct from o.content or n.deleted is distinct from o.deleted) changed
-  where c.id = changed.chat_id
-    and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+        where n.content is distinct from o.content or n.deleted is distinct from o.deleted) changed;
   return null;
 end;
 $$;
@@ -2982,8 +2995,8 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private tg_chat_messages__stamp_revision()
-CREATE FUNCTION chat_private.tg_chat_messages__stamp_revision() RETURNS trigger
+-- FUNCTION chat_private tg_chat_messages__stamp_revision_and_fence_history()
+CREATE FUNCTION chat_private.tg_chat_messages__stamp_revision_and_fence_history() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -3007,8 +3020,7 @@ begin
   NEW.revision := v_chat.snapshot_version;
   if TG_OP = 'INSERT' and NEW.kind <> 'receipt'
      and (v_chat.history_version is distinct from v_chat.snapshot_version or v_chat.generation_attempt <> 0) then
-    update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
-    where c.id = NEW.chat_id;
+    perform chat_private._fence_history(NEW.chat_id);
   end if;
   return NEW;
 end;
@@ -3430,8 +3442,7 @@ begin
     ) s order by s.source, s.ord);
   update chat_public.chat_messages m set deleted = true where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted;
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
-  update chat_private.turn_progress t set finished_at = now() where t.chat_id = v_chat.id and t.finished_at is null;
-  delete from chat_private.chat_leases l where l.chat_id = v_chat.id;
+  perform chat_private._close_turn(v_chat.id);
   -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
   update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
@@ -4361,8 +4372,8 @@ CREATE TRIGGER _900_worker_config_version AFTER INSERT OR DELETE OR UPDATE OR TR
 -- TRIGGER chat_private turn_progress _900_enqueue_run
 CREATE TRIGGER _900_enqueue_run AFTER INSERT ON chat_private.turn_progress FOR EACH ROW EXECUTE FUNCTION chat_private.tg_turn_progress__enqueue_run();
 
--- TRIGGER chat_public chat_messages _100_stamp_revision
-CREATE TRIGGER _100_stamp_revision BEFORE INSERT OR UPDATE ON chat_public.chat_messages FOR EACH ROW EXECUTE FUNCTION chat_private.tg_chat_messages__stamp_revision();
+-- TRIGGER chat_public chat_messages _100_stamp_revision_and_fence_history
+CREATE TRIGGER _100_stamp_revision_and_fence_history BEFORE INSERT OR UPDATE ON chat_public.chat_messages FOR EACH ROW EXECUTE FUNCTION chat_private.tg_chat_messages__stamp_revision_and_fence_history();
 
 -- TRIGGER chat_public chat_messages _200_guard_receipts_insert
 CREATE TRIGGER _200_guard_receipts_insert BEFORE INSERT ON chat_public.chat_messages FOR EACH ROW WHEN ((new.kind = 'receipt'::chat_public.message_kind)) EXECUTE FUNCTION chat_private.tg_chat_messages__guard_receipts();

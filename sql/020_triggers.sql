@@ -2,13 +2,28 @@
 -- immutability, queue versioning, and enqueueing the worker in the transaction that makes a chat runnable.
 -- The triggers that call these functions are migrations (0008 onwards); this file defines what they run.
 
+-- The history fence. A worker transition carries the fence (runner_id, history_version, generation_attempt) it was
+-- given and is refused (CHFNC) once it no longer holds. Any change of a chat's history (a row inserted, its content
+-- changed, deleted or marked deleted; receipts excepted, they leave the running turn's fence alone) moves the fence:
+-- history_version becomes the chat's snapshot_version (the transition making the change) and generation_attempt
+-- goes back to 0. This function is the only writer of history_version and the only one that resets the attempt
+-- (acquire_lease and record_retry_state start a new attempt on the same history: generation_attempt + 1). The three
+-- history triggers below call it for each chat a statement changed; a fence that is current already is left alone,
+-- so the first row of a multi-row insert moves it and the others find it current. A failing statement rolls it back.
+-- PL/pgSQL without a SET clause (called by triggers that pin search_path): its plan is kept for the session.
+create or replace function chat_private._fence_history(p_chat_id uuid) returns void as $$
+begin
+  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+  where c.id = p_chat_id and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+end;
+$$ language plpgsql volatile;
+select chat_private.grant_execute('chat_private._fence_history(uuid)', '{}');
+
 -- Revision = the chat's snapshot_version at the time of the write. Application code never writes it.
--- An insert also fences history here, from the chat row this trigger reads anyway: a row other than a receipt moves
--- history_version up to snapshot_version and resets generation_attempt when they are not current already (a
--- receipt leaves the running turn's fence alone). Doing it per row rather than in a statement trigger with a
--- transition table costs one chat lookup per inserted row instead of a tuplestore and a join for every statement;
--- the first row of a multi-row insert moves the fence, the others find it current. A failing insert rolls it back.
-create or replace function chat_private.tg_chat_messages__stamp_revision() returns trigger as $$
+-- An insert also fences history here (trigger _100_stamp_revision_and_fence_history), from the chat row this trigger
+-- reads anyway. Doing it per row rather than in a statement trigger with a transition table costs one chat lookup
+-- per inserted row instead of a tuplestore and a join for every statement.
+create or replace function chat_private.tg_chat_messages__stamp_revision_and_fence_history() returns trigger as $$
 declare
   v_chat record;
 begin
@@ -29,13 +44,12 @@ begin
   NEW.revision := v_chat.snapshot_version;
   if TG_OP = 'INSERT' and NEW.kind <> 'receipt'
      and (v_chat.history_version is distinct from v_chat.snapshot_version or v_chat.generation_attempt <> 0) then
-    update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
-    where c.id = NEW.chat_id;
+    perform chat_private._fence_history(NEW.chat_id);
   end if;
   return NEW;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.tg_chat_messages__stamp_revision()', '{}');
+select chat_private.grant_execute('chat_private.tg_chat_messages__stamp_revision_and_fence_history()', '{}');
 
 -- Receipts: inserted only by chat_private.write_receipt; identity and content never change afterwards.
 -- WHEN clauses: only rows that are or were receipts call the function (ordinary rows have nothing to check).
@@ -65,11 +79,9 @@ select chat_private.grant_execute('chat_private.tg_chat_messages__guard_receipts
 -- PostgreSQL allows no transition tables on `update of column` triggers, so compare old and new rows here.
 create or replace function chat_private.tg_chat_messages__fence_update() returns trigger as $$
 begin
-  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+  perform chat_private._fence_history(changed.chat_id)
   from (select distinct n.chat_id from new_rows n join old_rows o on o.id = n.id
-        where n.content is distinct from o.content or n.deleted is distinct from o.deleted) changed
-  where c.id = changed.chat_id
-    and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+        where n.content is distinct from o.content or n.deleted is distinct from o.deleted) changed;
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
@@ -77,10 +89,7 @@ select chat_private.grant_execute('chat_private.tg_chat_messages__fence_update()
 
 create or replace function chat_private.tg_chat_messages__fence_delete() returns trigger as $$
 begin
-  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
-  from (select distinct chat_id from old_rows) changed
-  where c.id = changed.chat_id
-    and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+  perform chat_private._fence_history(changed.chat_id) from (select distinct chat_id from old_rows) changed;
   return null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;

@@ -11,11 +11,36 @@ create or replace function chat_private.chat_state(p_chat chat_public.chats) ret
 $$ language sql stable;
 select chat_private.grant_execute('chat_private.chat_state(chat_public.chats)', '{}');
 
+-- The transition rule of p_transition from p_from_state, or null for an unknown transition: the one lookup of
+-- chat_private.transition_rules. Each locking statement of a transition calls it in its qual, so the rule is checked
+-- against the chat row as it is after any lock wait (a qual is evaluated again on the newest row version).
+-- PL/pgSQL without a SET clause (its callers pin search_path): the plan is kept for the session and a call saves and
+-- restores no setting.
+create or replace function chat_private._transition_rule(p_transition text, p_from_state text)
+returns chat_private.transition_rules as $$
+begin
+  return (select r from chat_private.transition_rules r where r.transition = p_transition and r.from_state = p_from_state);
+end;
+$$ language plpgsql stable;
+select chat_private.grant_execute('chat_private._transition_rule(text, text)', '{}');
+
+-- The live-lease check: p_runner_id (any runner when null) holds an unexpired lease on the chat. A worker
+-- transition's fence holds only while its runner does; acquire_lease refuses while any runner does. Callers ask in
+-- a statement of their own after the chat lock is held, so a lease changed by a transaction they waited for is seen.
+create or replace function chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) returns boolean as $$
+begin
+  return exists (select 1 from chat_private.chat_leases l
+                 where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
+                   and l.expires_at > now());
+end;
+$$ language plpgsql stable;
+select chat_private.grant_execute('chat_private._lease_is_live(uuid, uuid)', '{}');
+
 -- Locks the chat, checks the allowed-transition table, bumps snapshot_version once. p_owner hides other users' chats.
 -- The allowed case is one UPDATE: it waits for the row lock, then checks the rule against the row as it is after
--- the wait (a qual's subquery is evaluated again on the newest row version), bumps and returns it. Any refusal is
--- diagnosed by the locking reads below, in the original order (CHNTF, unknown transition, CHARC, CHTRN); should a
--- commit between the two make the transition allowed after all, those reads go on and bump as before.
+-- the wait, bumps and returns it. Any refusal is diagnosed by the locking reads below, in the original order (CHNTF,
+-- unknown transition, CHARC, CHTRN); should a commit between the two make the transition allowed after all, those
+-- reads go on and bump as before.
 create or replace function chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid default null)
 returns chat_public.chats as $$
 declare
@@ -25,8 +50,7 @@ declare
 begin
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1
   where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
-    and (select r.allowed from chat_private.transition_rules r
-         where r.transition = p_transition and r.from_state = chat_private.chat_state(c))
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
   returning * into v_chat;
   if found then
     return v_chat;
@@ -36,7 +60,7 @@ begin
     raise exception 'chat not found' using errcode = 'CHNTF';
   end if;
   v_state := chat_private.chat_state(v_chat);
-  select allowed into v_allowed from chat_private.transition_rules where transition = p_transition and from_state = v_state;
+  v_allowed := (chat_private._transition_rule(p_transition, v_state)).allowed;
   if v_allowed is null then
     raise exception 'unknown transition %', p_transition using errcode = 'XX000';
   end if;
@@ -55,30 +79,22 @@ select chat_private.grant_execute('chat_private.begin_transition(uuid, text, uui
 
 -- Worker transitions check the fence before anything else, so a stale runner always sees CHFNC, whatever the state.
 -- The usual case is one UPDATE that locks the row, checks the fence's versions and the transition rule on the row
--- as it is after any lock wait, and bumps snapshot_version; the lease is then read by its own statement, whose
--- snapshot is taken after the lock is held (a lease changed by the transaction we waited for is seen). Only CHFNC is
--- left to raise there, and raising it undoes the bump. When the UPDATE matches nothing, the locking reads below
--- diagnose in the original order: CHNTF, then CHFNC, then begin_transition's state checks.
---
--- p_history_changes: the transition inserts history rows (not receipts) next, so the history fence trigger will set
--- history_version to the new snapshot_version and generation_attempt to 0. The same UPDATE sets them already, which
--- saves the chat row a second version; the trigger still runs and finds nothing left to change. Nothing reads those
--- two columns before that insert, and if the insert fails the transaction fails with it.
-create or replace function chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid,
-  p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) returns chat_public.chats as $$
+-- as it is after any lock wait, and bumps snapshot_version; the lease is then checked by a statement of its own,
+-- whose snapshot is taken after the lock is held. Only CHFNC is left to raise there, and raising it undoes the bump.
+-- When the UPDATE matches nothing, the locking reads below diagnose in the original order: CHNTF, then CHFNC, then
+-- begin_transition's state checks. History rows the transition inserts next move the fence (_fence_history).
+create or replace function chat_private.begin_worker_transition(
+  p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+returns chat_public.chats as $$
 declare
   v_chat chat_public.chats;
 begin
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
-    history_version = case when p_history_changes then c.snapshot_version + 1 else c.history_version end,
-    generation_attempt = case when p_history_changes then 0 else c.generation_attempt end
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
   where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (select r.allowed from chat_private.transition_rules r
-         where r.transition = p_transition and r.from_state = chat_private.chat_state(c))
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
   returning * into v_chat;
   if found then
-    if not exists (select 1 from chat_private.chat_leases l
-                   where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
+    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
       raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
     end if;
     return v_chat;
@@ -89,21 +105,10 @@ begin
   end if;
   if v_chat.history_version is distinct from p_history_version
      or v_chat.generation_attempt is distinct from p_generation_attempt
-     or not exists (select 1 from chat_private.chat_leases l
-                    where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
+     or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
     raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
   end if;
   return chat_private.begin_transition(p_chat_id, p_transition);
-end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.lock_worker_chat(uuid, text, uuid, bigint, bigint, boolean)', '{}');
-
-create or replace function chat_private.begin_worker_transition(
-  p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
-returns chat_public.chats as $$
-begin
-  return chat_private.lock_worker_chat(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt,
-                                       false);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.begin_worker_transition(uuid, text, uuid, bigint, bigint)', '{}');
@@ -226,10 +231,20 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.insert_input(uuid, jsonb, uuid, uuid)', '{}');
 
+-- Turn closing: the open turn is finished and its lease released. Every way a turn ends (finished, interrupted,
+-- failed, replaced by an edit or by the next turn) goes through here; what the chat's status becomes is the caller's.
+create or replace function chat_private._close_turn(p_chat_id uuid) returns void as $$
+begin
+  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  delete from chat_private.chat_leases where chat_id = p_chat_id;
+end;
+$$ language plpgsql volatile;
+select chat_private.grant_execute('chat_private._close_turn(uuid)', '{}');
+
 create or replace function chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
 returns void as $$
 begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  perform chat_private._close_turn(p_chat_id);
   insert into chat_private.turn_progress (chat_id, input_message_id, structured_output_request_id)
   values (p_chat_id, p_input_message_id, p_request_id);
 end;
@@ -413,8 +428,7 @@ create or replace function chat_private.end_turn_and_promote(p_chat_id uuid) ret
 declare
   v_status chat_public.chat_status;
 begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
-  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  perform chat_private._close_turn(p_chat_id);
   v_status := case when chat_private.promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
   update chat_public.chats set status = v_status, retry_state = null, last_error = null,
     pending_tool_calls = '[]', requires_action_deadline_at = null
@@ -444,8 +458,7 @@ begin
     perform chat_private.write_receipt(v_queued, 'failed', 'generation_failed',
       format('The chat entered error (%s) before this queued request ran.', p_kind));
   end loop;
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
-  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  perform chat_private._close_turn(p_chat_id);
   update chat_public.chats set status = 'error', retry_state = null,
     last_error = jsonb_build_object('kind', p_kind, 'message', left(p_message, 2000)),
     pending_tool_calls = '[]', requires_action_deadline_at = null

@@ -99,24 +99,21 @@ begin
   if v_model is null then
     raise exception 'unknown model config' using errcode = 'CIINV', column = 'model_config_id';
   end if;
-  -- The chat is born at snapshot 1 with its first history row (the input below), so its history_version is 1 from
-  -- the start: the fencing trigger of that insert then finds the fence already current and rewrites no chat row.
-  -- It is born running too, so no second row version is written for its status: it is enqueued once, by the
-  -- turn_progress insert of its first turn below (a chat inserted with its history is not enqueued by its own
-  -- insert; see the _900_enqueue_run triggers in 020_triggers.sql).
+  -- The chat is born at snapshot 1 (its creation is its first transition); its first history row (the input below)
+  -- moves the history fence to 1. It is born running, so no row version is written for its status: it is enqueued
+  -- once, by the turn_progress insert of its first turn below (a chat inserted with its history is not enqueued by
+  -- its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
   insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools,
-                                 snapshot_version, history_version)
+                                 snapshot_version)
   values (p_owner, p_title, v_model, 'running', coalesce(p_plan_mode, false), p_workspace,
-          coalesce(p_dynamic_tools, '[]'), 1, 1)
+          coalesce(p_dynamic_tools, '[]'), 1)
   returning id into v_chat_id;
   if p_format is not null then
     v_request := chat_private.accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
   v_message := chat_private.insert_input(v_chat_id, p_content, v_request, p_owner);
-  -- start_turn without its first statement: a chat created just now has no open turn to finish. This insert's
-  -- trigger enqueues the chat (it is running).
-  insert into chat_private.turn_progress (chat_id, input_message_id, structured_output_request_id)
-  values (v_chat_id, v_message, v_request);
+  -- The turn_progress insert's trigger enqueues the chat (it is running).
+  perform chat_private.start_turn(v_chat_id, v_message, v_request);
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
@@ -291,8 +288,7 @@ begin
     ) s order by s.source, s.ord);
   update chat_public.chat_messages m set deleted = true where m.chat_id = v_chat.id and m.id >= v_message.id and not m.deleted;
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
-  update chat_private.turn_progress t set finished_at = now() where t.chat_id = v_chat.id and t.finished_at is null;
-  delete from chat_private.chat_leases l where l.chat_id = v_chat.id;
+  perform chat_private._close_turn(v_chat.id);
   -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
   update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;

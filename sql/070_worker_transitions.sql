@@ -11,15 +11,13 @@ begin
   -- version instead of two. A refusal is diagnosed by begin_transition itself; CHLSD below undoes the attempt
   -- with the rest of the transaction.
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
-  where c.id = p_chat_id
-    and (select r.allowed from chat_private.transition_rules r
-         where r.transition = 'acquire_lease' and r.from_state = chat_private.chat_state(c))
+  where c.id = p_chat_id and (chat_private._transition_rule('acquire_lease', chat_private.chat_state(c))).allowed
   returning * into v_chat;
   if not found then
     perform chat_private.begin_transition(p_chat_id, 'acquire_lease');
     update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
   end if;
-  if exists (select 1 from chat_private.chat_leases where chat_id = p_chat_id and expires_at > now()) then
+  if chat_private._lease_is_live(p_chat_id, null) then
     raise exception 'another runner holds the lease' using errcode = 'CHLSD';
   end if;
   -- The default length is read as chat_private.setting_int reads it, without the cost of calling it.
@@ -146,9 +144,8 @@ declare
   v_chat chat_public.chats;
   v_runner uuid;
 begin
-  -- Every row insert_worker_messages accepts is history, so a non-empty array fences (see lock_worker_chat).
-  perform chat_private.lock_worker_chat(p_chat_id, 'commit_step', p_runner_id, p_history_version, p_generation_attempt,
-    case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
+  perform chat_private.begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+                                               p_generation_attempt);
   v_ids := chat_private.insert_worker_messages(p_chat_id, p_messages);
   perform chat_private.apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
@@ -198,7 +195,7 @@ select chat_private.grant_execute('chat_private.enter_requires_action(uuid, uuid
 -- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
 --
 -- One chat row version instead of two: the row is locked first by a read that checks the fence and the rule as
--- lock_worker_chat's UPDATE does (on the row as it is after any lock wait), then one UPDATE, whose snapshot is taken
+-- begin_worker_transition's UPDATE does (on the row as it is after any lock wait), then one UPDATE, whose snapshot is taken
 -- with the lock held, bumps snapshot_version and sets the end state. The state depends on the queue, which only
 -- chat-lock holders change, so it is read by that UPDATE and not by a statement that may have waited for the lock
 -- (a statement that waited would not see a message queued by the transaction it waited for). Nothing before the
@@ -216,19 +213,17 @@ declare
 begin
   perform 1 from chat_public.chats c
   where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (select r.allowed from chat_private.transition_rules r
-         where r.transition = 'finish_turn' and r.from_state = chat_private.chat_state(c))
+    and (chat_private._transition_rule('finish_turn', chat_private.chat_state(c))).allowed
   for no key update;
   if found then
-    if not exists (select 1 from chat_private.chat_leases l
-                   where l.chat_id = p_chat_id and l.runner_id = p_runner_id and l.expires_at > now()) then
+    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
       raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
     end if;
   else
-    -- Refused: lock_worker_chat diagnoses in its order (CHNTF, CHFNC, state). Should the transition be allowed
-    -- after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
-    perform chat_private.lock_worker_chat(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
-                                          p_generation_attempt, false);
+    -- Refused: begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
+    -- allowed after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
+    perform chat_private.begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+                                                 p_generation_attempt);
     v_bumped := true;
   end if;
   update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
@@ -260,10 +255,9 @@ begin
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  -- end_turn_and_promote without its status UPDATE (made above). Running means the queue has a head, which this
-  -- transaction's lock kept there.
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
-  delete from chat_private.chat_leases where chat_id = p_chat_id;
+  -- The status is set (above): the turn closes, and running means the queue has a head, which this transaction's
+  -- lock kept there.
+  perform chat_private._close_turn(p_chat_id);
   if v_chat.status = 'running' then
     if chat_private.promote_queue_head(p_chat_id) is null then
       raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
@@ -298,10 +292,8 @@ declare
   v_request uuid;
   v_status chat_public.chat_status;
 begin
-  -- Partial output is history: a non-empty array fences (see lock_worker_chat).
-  perform chat_private.lock_worker_chat(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
-    p_generation_attempt,
-    case when jsonb_typeof(p_partial_messages) = 'array' then jsonb_array_length(p_partial_messages) > 0 else false end);
+  perform chat_private.begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
+                                               p_generation_attempt);
   perform chat_private.insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
   v_request := chat_private.active_request(p_chat_id);
   if v_request is not null then

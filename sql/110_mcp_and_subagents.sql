@@ -14,8 +14,7 @@ begin
   if not found then
     raise exception 'chat not found' using errcode = 'CHNTF';
   end if;
-  if not exists (select 1 from chat_private.chat_leases l
-                 where l.chat_id = p_parent and l.runner_id = p_runner and l.expires_at > now()) then
+  if not chat_private._lease_is_live(p_parent, p_runner) then
     raise exception 'the runner no longer holds the parent chat''s lease' using errcode = 'CHFNC';
   end if;
   return v_parent;

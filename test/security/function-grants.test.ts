@@ -19,6 +19,10 @@ test.after(async () => {
 const GRANTS: [string[], string[]][] = [
   // Internal: called only inside other functions (which run as the owner), by triggers, or at migration time.
   [[], [
+    "chat_private._close_turn(uuid)",
+    "chat_private._fence_history(uuid)",
+    "chat_private._lease_is_live(uuid,uuid)",
+    "chat_private._transition_rule(text,text)",
     "chat_private.accept_structured_request(uuid,jsonb,boolean)",
     "chat_private.active_request(uuid)",
     "chat_private.agent_child(uuid,uuid)",
@@ -47,7 +51,6 @@ const GRANTS: [string[], string[]][] = [
     "chat_private.insert_batch(uuid,jsonb,jsonb,text,text,text,integer,text)",
     "chat_private.insert_input(uuid,jsonb,uuid,uuid)",
     "chat_private.insert_worker_messages(uuid,jsonb)",
-    "chat_private.lock_worker_chat(uuid,text,uuid,bigint,bigint,boolean)",
     "chat_private.notify_batch(uuid,text)",
     "chat_private.notify_chat(uuid,text)",
     "chat_private.notify_chat_row(chat_public.chats,text)",
@@ -65,7 +68,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private.tg_chat_messages__fence_delete()",
     "chat_private.tg_chat_messages__fence_update()",
     "chat_private.tg_chat_messages__guard_receipts()",
-    "chat_private.tg_chat_messages__stamp_revision()",
+    "chat_private.tg_chat_messages__stamp_revision_and_fence_history()",
     "chat_private.tg_chat_queued_messages__bump_queue_version()",
     "chat_private.tg_chats__enqueue_run()",
     "chat_private.tg_chats__touch()",
