@@ -8,27 +8,72 @@ GRANT USAGE ON SCHEMA chat_public TO chat_operator;
 GRANT USAGE ON SCHEMA chat_public TO chat_user;
 GRANT USAGE ON SCHEMA chat_public TO chat_worker;
 
+-- ACL chat_private FUNCTION _accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean)
+REVOKE ALL ON FUNCTION chat_private._accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _active_request(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private._active_request(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[])
+REVOKE ALL ON FUNCTION chat_private._apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _begin_transition(p_chat_id uuid, p_transition text, p_owner uuid)
+REVOKE ALL ON FUNCTION chat_private._begin_transition(p_chat_id uuid, p_transition text, p_owner uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+REVOKE ALL ON FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _cancel_pending_calls(p_chat_id uuid, p_reason text)
+REVOKE ALL ON FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _close_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _end_turn_and_promote(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _fail_turn(p_chat_id uuid, p_kind text, p_message text)
+REVOKE ALL ON FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _fence_history(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._fence_history(p_chat_id uuid) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION _insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
+REVOKE ALL ON FUNCTION chat_private._insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _insert_worker_messages(p_chat_id uuid, p_messages jsonb)
+REVOKE ALL ON FUNCTION chat_private._insert_worker_messages(p_chat_id uuid, p_messages jsonb) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _lease_is_live(p_chat_id uuid, p_runner_id uuid)
 REVOKE ALL ON FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _promote_queue_head(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private._promote_queue_head(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean)
+REVOKE ALL ON FUNCTION chat_private._queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _receipt_provenance(p_request_id uuid, p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
+REVOKE ALL ON FUNCTION chat_private._record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
+REVOKE ALL ON FUNCTION chat_private._start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _transition_rule(p_transition text, p_from_state text)
 REVOKE ALL ON FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean)
-REVOKE ALL ON FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean) FROM PUBLIC;
+-- ACL chat_private FUNCTION _write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
+REVOKE ALL ON FUNCTION chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer)
 GRANT ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) FROM PUBLIC;
-
--- ACL chat_private FUNCTION active_request(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.active_request(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION agent_child(p_parent uuid, p_child uuid)
 REVOKE ALL ON FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) FROM PUBLIC;
@@ -41,20 +86,8 @@ REVOKE ALL ON FUNCTION chat_private.agent_interrupt(p_parent uuid, p_runner uuid
 GRANT ALL ON FUNCTION chat_private.agent_send(p_parent uuid, p_runner uuid, p_child uuid, p_content jsonb, p_interrupt boolean) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.agent_send(p_parent uuid, p_runner uuid, p_child uuid, p_content jsonb, p_interrupt boolean) FROM PUBLIC;
 
--- ACL chat_private FUNCTION apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[])
-REVOKE ALL ON FUNCTION chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) FROM PUBLIC;
-
--- ACL chat_private FUNCTION begin_transition(p_chat_id uuid, p_transition text, p_owner uuid)
-REVOKE ALL ON FUNCTION chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
-REVOKE ALL ON FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text)
 REVOKE ALL ON FUNCTION chat_private.cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text) FROM PUBLIC;
-
--- ACL chat_private FUNCTION cancel_pending_calls(p_chat_id uuid, p_reason text)
-REVOKE ALL ON FUNCTION chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION cancel_requires_action(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) TO chat_worker;
@@ -108,9 +141,6 @@ GRANT ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) TO chat_opera
 GRANT ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) FROM PUBLIC;
 
--- ACL chat_private FUNCTION end_turn_and_promote(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION enqueue_chat_run(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) FROM PUBLIC;
 
@@ -120,9 +150,6 @@ REVOKE ALL ON FUNCTION chat_private.enter_requires_action(p_chat_id uuid, p_runn
 
 -- ACL chat_private FUNCTION experiment_enabled(p_name text)
 REVOKE ALL ON FUNCTION chat_private.experiment_enabled(p_name text) FROM PUBLIC;
-
--- ACL chat_private FUNCTION fail_turn(p_chat_id uuid, p_kind text, p_message text)
-REVOKE ALL ON FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION fill_batch_slot(p_batch chat_public.batches, p_slot integer)
 REVOKE ALL ON FUNCTION chat_private.fill_batch_slot(p_batch chat_public.batches, p_slot integer) FROM PUBLIC;
@@ -155,12 +182,6 @@ REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
-REVOKE ALL ON FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION insert_worker_messages(p_chat_id uuid, p_messages jsonb)
-REVOKE ALL ON FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION notify_batch(p_batch_id uuid, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) FROM PUBLIC;
 
@@ -169,9 +190,6 @@ REVOKE ALL ON FUNCTION chat_private.notify_chat(p_chat_id uuid, p_change text) F
 
 -- ACL chat_private FUNCTION notify_chat_row(p_chat chat_public.chats, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) FROM PUBLIC;
-
--- ACL chat_private FUNCTION open_turn(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.open_turn(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION operator_cancel_batch(p_batch_id uuid, p_reason text)
 GRANT ALL ON FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) TO chat_operator;
@@ -196,18 +214,6 @@ REVOKE ALL ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) FROM PUB
 
 -- ACL chat_private FUNCTION parse_response_format(p_text text)
 REVOKE ALL ON FUNCTION chat_private.parse_response_format(p_text text) FROM PUBLIC;
-
--- ACL chat_private FUNCTION promote_queue_head(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.promote_queue_head(p_chat_id uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean)
-REVOKE ALL ON FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) FROM PUBLIC;
-
--- ACL chat_private FUNCTION receipt_provenance(p_request_id uuid, p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.receipt_provenance(p_request_id uuid, p_chat_id uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
-REVOKE ALL ON FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb)
 GRANT ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) TO chat_worker;
@@ -263,9 +269,6 @@ REVOKE ALL ON FUNCTION chat_private.spawn_child_chat(p_parent uuid, p_runner uui
 -- ACL chat_private FUNCTION start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb, p_slot integer)
 REVOKE ALL ON FUNCTION chat_private.start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb, p_slot integer) FROM PUBLIC;
 
--- ACL chat_private FUNCTION start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
-REVOKE ALL ON FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION sweep_batches(p_stale interval)
 GRANT ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) FROM PUBLIC;
@@ -310,9 +313,6 @@ REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION worker_message_kind(p_item jsonb)
 REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLIC;
-
--- ACL chat_private FUNCTION write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
-REVOKE ALL ON FUNCTION chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
 -- ACL chat_private TABLE batch_progress
 GRANT SELECT ON TABLE chat_private.batch_progress TO chat_operator;
@@ -1126,49 +1126,8 @@ ALTER TABLE ONLY chat_public.structured_output_requests
 ALTER TABLE ONLY chat_public.structured_output_requests
     ADD CONSTRAINT structured_output_requests_receipt_fk FOREIGN KEY (receipt_message_id) REFERENCES chat_public.chat_messages(id);
 
--- FUNCTION chat_private _close_turn(uuid)
-CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
-  delete from chat_private.chat_leases where chat_id = p_chat_id;
-end;
-$$;
-
--- FUNCTION chat_private _fence_history(uuid)
-CREATE FUNCTION chat_private._fence_history(p_chat_id uuid) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-begin
-  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
-  where c.id = p_chat_id and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
-end;
-$$;
-
--- FUNCTION chat_private _lease_is_live(uuid, uuid)
-CREATE FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) RETURNS boolean
-    LANGUAGE plpgsql STABLE
-    AS $$
-begin
-  return exists (select 1 from chat_private.chat_leases l
-                 where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
-                   and l.expires_at > now());
-end;
-$$;
-SET default_table_access_method = heap;
-
--- FUNCTION chat_private _transition_rule(text, text)
-CREATE FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) RETURNS chat_private.transition_rules
-    LANGUAGE plpgsql STABLE
-    AS $$
-begin
-  return (select r from chat_private.transition_rules r where r.transition = p_transition and r.from_state = p_from_state);
-end;
-$$;
-
--- FUNCTION chat_private accept_structured_request(uuid, jsonb, boolean)
-CREATE FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean DEFAULT true) RETURNS uuid
+-- FUNCTION chat_private _accept_structured_request(uuid, jsonb, boolean)
+CREATE FUNCTION chat_private._accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean DEFAULT true) RETURNS uuid
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -1200,6 +1159,427 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private _active_request(uuid)
+CREATE FUNCTION chat_private._active_request(p_chat_id uuid) RETURNS uuid
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  return (select r.id from chat_private.turn_progress t
+          join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
+          where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending');
+end;
+$$;
+
+-- FUNCTION chat_private _apply_progress(uuid, jsonb, bigint[])
+CREATE FUNCTION chat_private._apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  if p_progress is null or p_progress = '{}'::jsonb then
+    return;
+  end if;
+  if p_progress ? 'candidate' and not (p_progress -> 'candidate' ? 'value') then
+    raise exception 'a candidate needs a value' using errcode = 'SONCD';
+  end if;
+  update chat_private.turn_progress t set
+    steps = t.steps + coalesce((p_progress ->> 'steps')::integer, 0),
+    rejected_batches = t.rejected_batches + case when p_progress ? 'rejection' then 1 else 0 end,
+    value_rejected = t.value_rejected or coalesce((p_progress -> 'rejection' ->> 'value_rejected')::boolean, false),
+    hook_continuations = t.hook_continuations + case when (p_progress ->> 'hook_continuation')::boolean then 1 else 0 end,
+    invalidations = t.invalidations + case when (p_progress ->> 'invalidate_candidate')::boolean then 1 else 0 end,
+    candidate_present = case when p_progress ? 'candidate' then true
+                             when (p_progress ->> 'invalidate_candidate')::boolean then false else t.candidate_present end,
+    candidate_value = case when p_progress ? 'candidate' then p_progress -> 'candidate' -> 'value'
+                           when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_value end,
+    candidate_step = case when p_progress ? 'candidate' then (p_progress -> 'candidate' ->> 'step')::integer
+                          when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_step end,
+    candidate_message_id = case when p_progress ? 'candidate'
+                                then p_message_ids[(p_progress -> 'candidate' ->> 'message_index')::integer + 1]
+                                when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_message_id end
+  where t.chat_id = p_chat_id and t.finished_at is null;
+end;
+$$;
+SET default_table_access_method = heap;
+
+-- FUNCTION chat_private _begin_transition(uuid, text, uuid)
+CREATE FUNCTION chat_private._begin_transition(p_chat_id uuid, p_transition text, p_owner uuid DEFAULT NULL::uuid) RETURNS chat_public.chats
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_chat chat_public.chats;
+  v_state text;
+  v_allowed boolean;
+begin
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
+  where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+  returning * into v_chat;
+  if found then
+    return v_chat;
+  end if;
+  select * into v_chat from chat_public.chats where id = p_chat_id for update;
+  if not found or (p_owner is not null and v_chat.owner_id <> p_owner) then
+    raise exception 'chat not found' using errcode = 'CHNTF';
+  end if;
+  v_state := chat_private.chat_state(v_chat);
+  v_allowed := (chat_private._transition_rule(p_transition, v_state)).allowed;
+  if v_allowed is null then
+    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
+  end if;
+  if not v_allowed then
+    if v_state = 'archived' then
+      raise exception 'chat is archived' using errcode = 'CHARC';
+    end if;
+    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
+      detail = v_state;
+  end if;
+  update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
+  return v_chat;
+end;
+$$;
+
+-- FUNCTION chat_private _begin_worker_transition(uuid, text, uuid, bigint, bigint)
+CREATE FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS chat_public.chats
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_chat chat_public.chats;
+begin
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
+  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+  returning * into v_chat;
+  if found then
+    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+    end if;
+    return v_chat;
+  end if;
+  select * into v_chat from chat_public.chats where id = p_chat_id for update;
+  if not found then
+    raise exception 'chat not found' using errcode = 'CHNTF';
+  end if;
+  if v_chat.history_version is distinct from p_history_version
+     or v_chat.generation_attempt is distinct from p_generation_attempt
+     or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  end if;
+  return chat_private._begin_transition(p_chat_id, p_transition);
+end;
+$$;
+
+-- FUNCTION chat_private _cancel_pending_calls(uuid, text)
+CREATE FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_calls jsonb;
+begin
+  select pending_tool_calls into v_calls from chat_public.chats where id = p_chat_id;
+  if jsonb_array_length(v_calls) > 0 then
+    insert into chat_public.chat_messages (chat_id, role, visibility, kind, content)
+    select p_chat_id, 'tool', 'both', 'message', jsonb_agg(jsonb_build_object(
+      'type', 'tool-result', 'tool_call_id', c ->> 'tool_call_id', 'tool_name', c ->> 'tool_name',
+      'result', jsonb_build_object('error', p_reason), 'is_error', true))
+    from jsonb_array_elements(v_calls) c;
+  end if;
+  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
+end;
+$$;
+
+-- FUNCTION chat_private _close_turn(uuid)
+CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  delete from chat_private.chat_leases where chat_id = p_chat_id;
+end;
+$$;
+
+-- FUNCTION chat_private _end_turn_and_promote(uuid)
+CREATE FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid) RETURNS chat_public.chat_status
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_status chat_public.chat_status;
+begin
+  perform chat_private._close_turn(p_chat_id);
+  v_status := case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
+  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
+    pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
+  return v_status;
+end;
+$$;
+
+-- FUNCTION chat_private _fail_turn(uuid, text, text)
+CREATE FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_request uuid := chat_private._active_request(p_chat_id);
+  v_queued uuid;
+begin
+  if v_request is not null then
+    perform chat_private._write_receipt(v_request, 'failed', 'generation_failed', p_message);
+  end if;
+  for v_queued in
+    delete from chat_public.chat_queued_messages
+    where chat_id = p_chat_id and structured_output_request_id is not null
+    returning structured_output_request_id
+  loop
+    perform chat_private._write_receipt(v_queued, 'failed', 'generation_failed',
+      format('The chat entered error (%s) before this queued request ran.', p_kind));
+  end loop;
+  perform chat_private._close_turn(p_chat_id);
+  update chat_public.chats set status = 'error', retry_state = null,
+    last_error = jsonb_build_object('kind', p_kind, 'message', left(p_message, 2000)),
+    pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
+end;
+$$;
+
+-- FUNCTION chat_private _fence_history(uuid)
+CREATE FUNCTION chat_private._fence_history(p_chat_id uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+  where c.id = p_chat_id and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+end;
+$$;
+
+-- FUNCTION chat_private _insert_input(uuid, jsonb, uuid, uuid)
+CREATE FUNCTION chat_private._insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_id bigint;
+begin
+  insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, structured_output_request_id, created_by)
+  values (p_chat_id, 'user', 'both', 'message', p_content, p_request_id, p_created_by)
+  returning id into v_id;
+  return v_id;
+end;
+$$;
+
+-- FUNCTION chat_private _insert_worker_messages(uuid, jsonb)
+CREATE FUNCTION chat_private._insert_worker_messages(p_chat_id uuid, p_messages jsonb) RETURNS bigint[]
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_ids bigint[];
+begin
+  if p_messages is null or jsonb_typeof(p_messages) <> 'array' then
+    raise exception 'messages must be an array' using errcode = 'CIINV', column = 'messages';
+  end if;
+  if jsonb_array_length(p_messages) = 0 then
+    return '{}';
+  end if;
+  with inserted as (
+    insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, usage)
+    select p_chat_id, (m.item ->> 'role')::chat_public.message_role,
+           coalesce(m.item ->> 'visibility', 'both')::chat_public.message_visibility, m.kind, m.item -> 'content',
+           m.item -> 'usage'
+    from (select e.item, chat_private.worker_message_kind(e.item) as kind
+          from jsonb_array_elements(p_messages) e(item) offset 0) m
+    returning id)
+  select array_agg(id order by id) into v_ids from inserted;
+  insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
+  select v_ids[e.n], e.item -> 'internals' -> 'provider_metadata', e.item -> 'internals' -> 'finish',
+         e.item -> 'internals' -> 'finalizer_screening'
+  from jsonb_array_elements(p_messages) with ordinality e(item, n)
+  where e.item -> 'internals' is not null;
+  return v_ids;
+end;
+$$;
+
+-- FUNCTION chat_private _lease_is_live(uuid, uuid)
+CREATE FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  return exists (select 1 from chat_private.chat_leases l
+                 where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
+                   and l.expires_at > now());
+end;
+$$;
+
+-- FUNCTION chat_private _open_turn(uuid)
+CREATE FUNCTION chat_private._open_turn(p_chat_id uuid) RETURNS chat_private.turn_progress
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
+end;
+$$;
+
+-- FUNCTION chat_private _promote_queue_head(uuid)
+CREATE FUNCTION chat_private._promote_queue_head(p_chat_id uuid) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_queued chat_public.chat_queued_messages;
+  v_message_id bigint;
+begin
+  delete from chat_public.chat_queued_messages
+  where id = (select id from chat_public.chat_queued_messages where chat_id = p_chat_id order by position limit 1)
+  returning * into v_queued;
+  if not found then
+    return null;
+  end if;
+  v_message_id := chat_private._insert_input(p_chat_id, v_queued.content, v_queued.structured_output_request_id,
+                                            v_queued.created_by);
+  perform chat_private._start_turn(p_chat_id, v_message_id, v_queued.structured_output_request_id);
+  return v_message_id;
+end;
+$$;
+
+-- FUNCTION chat_private _queue_message(uuid, jsonb, uuid, uuid, boolean)
+CREATE FUNCTION chat_private._queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_id bigint;
+begin
+  insert into chat_public.chat_queued_messages (chat_id, content, structured_output_request_id, created_by, position)
+  values (p_chat_id, p_content, p_request_id, p_created_by,
+          case when p_at_head then -nextval('chat_public.chat_queued_messages_position')
+               else nextval('chat_public.chat_queued_messages_position') end)
+  returning id into v_id;
+  return v_id;
+end;
+$$;
+
+-- FUNCTION chat_private _receipt_provenance(uuid, uuid)
+CREATE FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid) RETURNS TABLE(finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text, input_tokens bigint, output_tokens bigint, started_at timestamp with time zone)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  with turns as (
+    select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
+  ), usage as (
+    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+    from turns t
+    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
+      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
+  )
+  select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
+                   from turns t), 0)::integer,
+         coalesce((select sum(t.steps) from turns t), 0)::integer,
+         c.model_config_id, mc.provider, mc.model, u.input_tokens, u.output_tokens,
+         (select min(t.started_at) from turns t)
+  from chat_public.chats c
+  left join chat_private.model_configs mc on mc.id = c.model_config_id
+  cross join usage u
+  where c.id = p_chat_id;
+$$;
+
+-- FUNCTION chat_private _record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
+CREATE FUNCTION chat_private._record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_output jsonb;
+  v_text text;
+  v_message text;
+  v_id bigint;
+begin
+  if p_status = 'succeeded' then
+    if p_value is null then
+      raise exception 'a success receipt needs a value (JSON null is the jsonb value ''null'')' using errcode = 'SONCD';
+    end if;
+    v_output := jsonb_build_object('request_id', p_request_id, 'status', p_status, 'value', p_value);
+    v_text := p_value::text;
+  else
+    v_message := left(coalesce(p_message, case p_code
+      when 'not_produced' then 'The model finished without producing the structured output.'
+      when 'validation_exhausted' then 'The model did not produce a valid structured output within its repair budget.'
+      when 'refused' then 'The model refused to produce the structured output.'
+      when 'generation_failed' then 'The turn failed before the structured output was produced.'
+      when 'configuration_error' then 'The structured output request cannot run with this configuration.'
+      when 'interrupted' then 'The structured output request was interrupted.'
+      when 'superseded' then 'The structured output request was superseded by an edit.'
+      when 'queue_deleted' then 'The queued structured output request was deleted.'
+      when 'operator_canceled' then 'An operator canceled the structured output request.'
+      else 'The structured output request did not succeed.' end), 2000);
+    v_output := jsonb_build_object('request_id', p_request_id, 'status', p_status,
+                                   'error', jsonb_build_object('code', p_code, 'message', v_message));
+    v_text := v_message;
+  end if;
+  perform set_config('chatd.writing_receipt', 'on', true);
+  insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, structured_output_request_id,
+                                         structured_output)
+  values (p_chat_id, 'assistant', 'user', 'receipt', jsonb_build_array(jsonb_build_object('type', 'text', 'text', v_text)),
+          p_request_id, v_output)
+  returning id into v_id;
+  perform set_config('chatd.writing_receipt', '', true);
+  update chat_public.structured_output_requests r
+  set status = p_status, error_code = p_code, error_message = v_message, receipt_message_id = v_id, finished_at = now(),
+      finalization_attempts = p.finalization_attempts, model_steps = p.model_steps, model_config_id = p.model_config_id,
+      provider = p.provider, model = p.model, input_tokens = p.input_tokens, output_tokens = p.output_tokens,
+      started_at = p.started_at
+  from chat_private._receipt_provenance(p_request_id, p_chat_id) p
+  where r.id = p_request_id;
+  return v_id;
+end;
+$$;
+
+-- FUNCTION chat_private _start_turn(uuid, bigint, uuid)
+CREATE FUNCTION chat_private._start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform chat_private._close_turn(p_chat_id);
+  insert into chat_private.turn_progress (chat_id, input_message_id, structured_output_request_id)
+  values (p_chat_id, p_input_message_id, p_request_id);
+end;
+$$;
+
+-- FUNCTION chat_private _transition_rule(text, text)
+CREATE FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) RETURNS chat_private.transition_rules
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin
+  return (select r from chat_private.transition_rules r where r.transition = p_transition and r.from_state = p_from_state);
+end;
+$$;
+
+-- FUNCTION chat_private _write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)
+CREATE FUNCTION chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text DEFAULT NULL::text, p_message text DEFAULT NULL::text, p_value jsonb DEFAULT NULL::jsonb) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_request chat_public.structured_output_requests;
+begin
+  select * into v_request from chat_public.structured_output_requests where id = p_request_id for update;
+  if not found then
+    raise exception 'structured output request % not found', p_request_id using errcode = 'SONTF';
+  end if;
+  if v_request.status <> 'pending' then
+    return null;
+  end if;
+  return chat_private._record_receipt(p_request_id, v_request.chat_id, p_status, p_code, p_message, p_value);
+end;
+$$;
+
 -- FUNCTION chat_private acquire_lease(uuid, text, integer)
 CREATE FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer DEFAULT NULL::integer) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1209,14 +1589,14 @@ declare
   v_chat chat_public.chats;
   v_runner uuid := gen_random_uuid();
 begin
-  -- begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
-  -- version instead of two. A refusal is diagnosed by begin_transition itself; CHLSD below undoes the attempt
+  -- _begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
+  -- version instead of two. A refusal is diagnosed by _begin_transition itself; CHLSD below undoes the attempt
   -- with the rest of the transaction.
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
   where c.id = p_chat_id and (chat_private._transition_rule('acquire_lease', chat_private.chat_state(c))).allowed
   returning * into v_chat;
   if not found then
-    perform chat_private.begin_transition(p_chat_id, 'acquire_lease');
+    perform chat_private._begin_transition(p_chat_id, 'acquire_lease');
     update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
   end if;
   if chat_private._lease_is_live(p_chat_id, null) then
@@ -1233,18 +1613,6 @@ begin
   -- The chat row is final and the lease row is ours (both written above under the chat lock): this is what
   -- current_fence would read.
   return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
-end;
-$$;
-
--- FUNCTION chat_private active_request(uuid)
-CREATE FUNCTION chat_private.active_request(p_chat_id uuid) RETURNS uuid
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-begin
-  return (select r.id from chat_private.turn_progress t
-          join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
-          where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending');
 end;
 $$;
 
@@ -1302,106 +1670,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private apply_progress(uuid, jsonb, bigint[])
-CREATE FUNCTION chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-begin
-  if p_progress is null or p_progress = '{}'::jsonb then
-    return;
-  end if;
-  if p_progress ? 'candidate' and not (p_progress -> 'candidate' ? 'value') then
-    raise exception 'a candidate needs a value' using errcode = 'SONCD';
-  end if;
-  update chat_private.turn_progress t set
-    steps = t.steps + coalesce((p_progress ->> 'steps')::integer, 0),
-    rejected_batches = t.rejected_batches + case when p_progress ? 'rejection' then 1 else 0 end,
-    value_rejected = t.value_rejected or coalesce((p_progress -> 'rejection' ->> 'value_rejected')::boolean, false),
-    hook_continuations = t.hook_continuations + case when (p_progress ->> 'hook_continuation')::boolean then 1 else 0 end,
-    invalidations = t.invalidations + case when (p_progress ->> 'invalidate_candidate')::boolean then 1 else 0 end,
-    candidate_present = case when p_progress ? 'candidate' then true
-                             when (p_progress ->> 'invalidate_candidate')::boolean then false else t.candidate_present end,
-    candidate_value = case when p_progress ? 'candidate' then p_progress -> 'candidate' -> 'value'
-                           when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_value end,
-    candidate_step = case when p_progress ? 'candidate' then (p_progress -> 'candidate' ->> 'step')::integer
-                          when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_step end,
-    candidate_message_id = case when p_progress ? 'candidate'
-                                then p_message_ids[(p_progress -> 'candidate' ->> 'message_index')::integer + 1]
-                                when (p_progress ->> 'invalidate_candidate')::boolean then null else t.candidate_message_id end
-  where t.chat_id = p_chat_id and t.finished_at is null;
-end;
-$$;
-
--- FUNCTION chat_private begin_transition(uuid, text, uuid)
-CREATE FUNCTION chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid DEFAULT NULL::uuid) RETURNS chat_public.chats
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_chat chat_public.chats;
-  v_state text;
-  v_allowed boolean;
-begin
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
-  where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
-    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-  returning * into v_chat;
-  if found then
-    return v_chat;
-  end if;
-  select * into v_chat from chat_public.chats where id = p_chat_id for update;
-  if not found or (p_owner is not null and v_chat.owner_id <> p_owner) then
-    raise exception 'chat not found' using errcode = 'CHNTF';
-  end if;
-  v_state := chat_private.chat_state(v_chat);
-  v_allowed := (chat_private._transition_rule(p_transition, v_state)).allowed;
-  if v_allowed is null then
-    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
-  end if;
-  if not v_allowed then
-    if v_state = 'archived' then
-      raise exception 'chat is archived' using errcode = 'CHARC';
-    end if;
-    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
-      detail = v_state;
-  end if;
-  update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
-  return v_chat;
-end;
-$$;
-
--- FUNCTION chat_private begin_worker_transition(uuid, text, uuid, bigint, bigint)
-CREATE FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS chat_public.chats
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_chat chat_public.chats;
-begin
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
-  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-  returning * into v_chat;
-  if found then
-    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-    end if;
-    return v_chat;
-  end if;
-  select * into v_chat from chat_public.chats where id = p_chat_id for update;
-  if not found then
-    raise exception 'chat not found' using errcode = 'CHNTF';
-  end if;
-  if v_chat.history_version is distinct from p_history_version
-     or v_chat.generation_attempt is distinct from p_generation_attempt
-     or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-  end if;
-  return chat_private.begin_transition(p_chat_id, p_transition);
-end;
-$$;
-
 -- FUNCTION chat_private cancel_batch_as(uuid, uuid, text)
 CREATE FUNCTION chat_private.cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text) RETURNS chat_public.batches
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1437,27 +1705,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private cancel_pending_calls(uuid, text)
-CREATE FUNCTION chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_calls jsonb;
-begin
-  select pending_tool_calls into v_calls from chat_public.chats where id = p_chat_id;
-  if jsonb_array_length(v_calls) > 0 then
-    insert into chat_public.chat_messages (chat_id, role, visibility, kind, content)
-    select p_chat_id, 'tool', 'both', 'message', jsonb_agg(jsonb_build_object(
-      'type', 'tool-result', 'tool_call_id', c ->> 'tool_call_id', 'tool_name', c ->> 'tool_name',
-      'result', jsonb_build_object('error', p_reason), 'is_error', true))
-    from jsonb_array_elements(v_calls) c;
-  end if;
-  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = p_chat_id;
-end;
-$$;
-
 -- FUNCTION chat_private cancel_requires_action(uuid)
 CREATE FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) RETURNS boolean
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1466,11 +1713,11 @@ CREATE FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) RETURNS bool
 declare
   v_chat chat_public.chats;
 begin
-  v_chat := chat_private.begin_transition(p_chat_id, 'cancel_requires_action');
+  v_chat := chat_private._begin_transition(p_chat_id, 'cancel_requires_action');
   if v_chat.requires_action_deadline_at > now() then
     return false;
   end if;
-  perform chat_private.cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline');
+  perform chat_private._cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline');
   update chat_public.chats set status = 'running' where id = p_chat_id;
   perform chat_private.notify_chat(p_chat_id, 'status');
   return true;
@@ -1640,10 +1887,10 @@ declare
   v_chat chat_public.chats;
   v_runner uuid;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+  perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
                                                p_generation_attempt);
-  v_ids := chat_private.insert_worker_messages(p_chat_id, p_messages);
-  perform chat_private.apply_progress(p_chat_id, p_progress, v_ids);
+  v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
+  perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
   -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
   select * into v_chat from chat_public.chats where id = p_chat_id;
@@ -1683,7 +1930,7 @@ declare
   v_last_assistant bigint;
   v_carry jsonb;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'compact_history', p_runner_id, p_history_version,
+  perform chat_private._begin_worker_transition(p_chat_id, 'compact_history', p_runner_id, p_history_version,
                                                p_generation_attempt);
   if p_summary is null or btrim(p_summary) = '' or octet_length(p_summary) > 262144 then
     raise exception 'summary must be non-blank text of at most 256 KiB' using errcode = 'CIINV', column = 'summary';
@@ -1696,7 +1943,7 @@ begin
     raise exception 'up_to_message_id is not a live message of this chat' using errcode = 'CIINV',
       column = 'up_to_message_id';
   end if;
-  v_turn := chat_private.open_turn(p_chat_id);
+  v_turn := chat_private._open_turn(p_chat_id);
   select max(m.id) into v_last_assistant from chat_public.chat_messages m
   where m.chat_id = p_chat_id and m.id <= p_up_to_message_id and not m.deleted and m.role = 'assistant'
     and m.kind = 'message';
@@ -1790,11 +2037,11 @@ begin
           coalesce(p_dynamic_tools, '[]'), 1)
   returning id into v_chat_id;
   if p_format is not null then
-    v_request := chat_private.accept_structured_request(v_chat_id, p_format, p_check_experiment);
+    v_request := chat_private._accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
-  v_message := chat_private.insert_input(v_chat_id, p_content, v_request, p_owner);
+  v_message := chat_private._insert_input(v_chat_id, p_content, v_request, p_owner);
   -- The turn_progress insert's trigger enqueues the chat (it is running).
-  perform chat_private.start_turn(v_chat_id, v_message, v_request);
+  perform chat_private._start_turn(v_chat_id, v_message, v_request);
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
@@ -1844,23 +2091,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private end_turn_and_promote(uuid)
-CREATE FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) RETURNS chat_public.chat_status
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_status chat_public.chat_status;
-begin
-  perform chat_private._close_turn(p_chat_id);
-  v_status := case when chat_private.promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
-  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
-    pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = p_chat_id;
-  return v_status;
-end;
-$$;
-
 -- FUNCTION chat_private enqueue_chat_run(uuid)
 CREATE FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1882,7 +2112,7 @@ declare
   v_chat chat_public.chats;
   v_deadline timestamptz;
 begin
-  v_chat := chat_private.begin_worker_transition(p_chat_id, 'enter_requires_action', p_runner_id, p_history_version,
+  v_chat := chat_private._begin_worker_transition(p_chat_id, 'enter_requires_action', p_runner_id, p_history_version,
                                                  p_generation_attempt);
   if p_pending_calls is null or jsonb_typeof(p_pending_calls) <> 'array' or jsonb_array_length(p_pending_calls) = 0
      or exists (select 1 from jsonb_array_elements(p_pending_calls) c
@@ -1911,34 +2141,6 @@ CREATE FUNCTION chat_private.experiment_enabled(p_name text) RETURNS boolean
     AS $$
 begin
   return coalesce((select enabled from chat_private.experiments where name = p_name), false);
-end;
-$$;
-
--- FUNCTION chat_private fail_turn(uuid, text, text)
-CREATE FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_request uuid := chat_private.active_request(p_chat_id);
-  v_queued uuid;
-begin
-  if v_request is not null then
-    perform chat_private.write_receipt(v_request, 'failed', 'generation_failed', p_message);
-  end if;
-  for v_queued in
-    delete from chat_public.chat_queued_messages
-    where chat_id = p_chat_id and structured_output_request_id is not null
-    returning structured_output_request_id
-  loop
-    perform chat_private.write_receipt(v_queued, 'failed', 'generation_failed',
-      format('The chat entered error (%s) before this queued request ran.', p_kind));
-  end loop;
-  perform chat_private._close_turn(p_chat_id);
-  update chat_public.chats set status = 'error', retry_state = null,
-    last_error = jsonb_build_object('kind', p_kind, 'message', left(p_message, 2000)),
-    pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = p_chat_id;
 end;
 $$;
 
@@ -2003,8 +2205,9 @@ CREATE FUNCTION chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_hi
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'finish_error', p_runner_id, p_history_version, p_generation_attempt);
-  perform chat_private.fail_turn(p_chat_id, p_kind, p_message);
+  perform chat_private._begin_worker_transition(p_chat_id, 'finish_error', p_runner_id, p_history_version,
+                                                p_generation_attempt);
+  perform chat_private._fail_turn(p_chat_id, p_kind, p_message);
   perform chat_private.notify_chat(p_chat_id, 'error');
 end;
 $$;
@@ -2018,14 +2221,14 @@ declare
   v_request uuid;
   v_status chat_public.chat_status;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
+  perform chat_private._begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
                                                p_generation_attempt);
-  perform chat_private.insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
-  v_request := chat_private.active_request(p_chat_id);
+  perform chat_private._insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
+  v_request := chat_private._active_request(p_chat_id);
   if v_request is not null then
-    perform chat_private.write_receipt(v_request, 'canceled', 'interrupted');
+    perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private.end_turn_and_promote(p_chat_id);
+  v_status := chat_private._end_turn_and_promote(p_chat_id);
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
@@ -2053,9 +2256,9 @@ begin
       raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
     end if;
   else
-    -- Refused: begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
+    -- Refused: _begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
     -- allowed after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
-    perform chat_private.begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+    perform chat_private._begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                  p_generation_attempt);
     v_bumped := true;
   end if;
@@ -2065,9 +2268,9 @@ begin
     retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
   where c.id = p_chat_id
   returning * into v_chat;
-  -- active_request, open_turn and write_receipt's locking read in one statement: the open turn's request, locked
+  -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
-  -- version), so it has no receipt yet and record_receipt writes the only one.
+  -- version), so it has no receipt yet and _record_receipt writes the only one.
   select r.id, r.chat_id, t.candidate_present, t.candidate_value
   into v_request, v_request_chat, v_candidate_present, v_candidate_value
   from chat_private.turn_progress t
@@ -2080,9 +2283,9 @@ begin
       if not v_candidate_present then
         raise exception 'the structured request has no current validated candidate' using errcode = 'SONCD';
       end if;
-      perform chat_private.record_receipt(v_request, v_request_chat, 'succeeded', null, null, v_candidate_value);
+      perform chat_private._record_receipt(v_request, v_request_chat, 'succeeded', null, null, v_candidate_value);
     elsif p_outcome ->> 'status' = 'failed' then
-      perform chat_private.record_receipt(v_request, v_request_chat, 'failed', p_outcome ->> 'code',
+      perform chat_private._record_receipt(v_request, v_request_chat, 'failed', p_outcome ->> 'code',
                                           p_outcome ->> 'message', null);
     else
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
@@ -2092,7 +2295,7 @@ begin
   -- lock kept there.
   perform chat_private._close_turn(p_chat_id);
   if v_chat.status = 'running' then
-    if chat_private.promote_queue_head(p_chat_id) is null then
+    if chat_private._promote_queue_head(p_chat_id) is null then
       raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
     end if;
   end if;
@@ -2245,53 +2448,6 @@ begin
 end;
 $_$;
 
--- FUNCTION chat_private insert_input(uuid, jsonb, uuid, uuid)
-CREATE FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_id bigint;
-begin
-  insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, structured_output_request_id, created_by)
-  values (p_chat_id, 'user', 'both', 'message', p_content, p_request_id, p_created_by)
-  returning id into v_id;
-  return v_id;
-end;
-$$;
-
--- FUNCTION chat_private insert_worker_messages(uuid, jsonb)
-CREATE FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) RETURNS bigint[]
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_ids bigint[];
-begin
-  if p_messages is null or jsonb_typeof(p_messages) <> 'array' then
-    raise exception 'messages must be an array' using errcode = 'CIINV', column = 'messages';
-  end if;
-  if jsonb_array_length(p_messages) = 0 then
-    return '{}';
-  end if;
-  with inserted as (
-    insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, usage)
-    select p_chat_id, (m.item ->> 'role')::chat_public.message_role,
-           coalesce(m.item ->> 'visibility', 'both')::chat_public.message_visibility, m.kind, m.item -> 'content',
-           m.item -> 'usage'
-    from (select e.item, chat_private.worker_message_kind(e.item) as kind
-          from jsonb_array_elements(p_messages) e(item) offset 0) m
-    returning id)
-  select array_agg(id order by id) into v_ids from inserted;
-  insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
-  select v_ids[e.n], e.item -> 'internals' -> 'provider_metadata', e.item -> 'internals' -> 'finish',
-         e.item -> 'internals' -> 'finalizer_screening'
-  from jsonb_array_elements(p_messages) with ordinality e(item, n)
-  where e.item -> 'internals' is not null;
-  return v_ids;
-end;
-$$;
-
 -- FUNCTION chat_private notify_batch(uuid, text)
 CREATE FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) RETURNS void
     LANGUAGE sql SECURITY DEFINER
@@ -2328,16 +2484,6 @@ CREATE FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change 
   select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, chat_private.chat_notification(p_chat, p_change));
 $$;
 
--- FUNCTION chat_private open_turn(uuid)
-CREATE FUNCTION chat_private.open_turn(p_chat_id uuid) RETURNS chat_private.turn_progress
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-begin
-  return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
-end;
-$$;
-
 -- FUNCTION chat_private operator_cancel_batch(uuid, text)
 CREATE FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) RETURNS chat_public.batches
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2369,18 +2515,18 @@ begin
   if not found then
     raise exception 'structured output request not found' using errcode = 'SONTF';
   end if;
-  v_chat := chat_private.begin_transition(v_request.chat_id, 'operator_cancel_request');
-  v_active := chat_private.active_request(v_chat.id) is not distinct from p_request_id;
+  v_chat := chat_private._begin_transition(v_request.chat_id, 'operator_cancel_request');
+  v_active := chat_private._active_request(v_chat.id) is not distinct from p_request_id;
   delete from chat_public.chat_queued_messages where structured_output_request_id = p_request_id;
-  v_receipt := chat_private.write_receipt(p_request_id, 'canceled', 'operator_canceled', p_reason);
+  v_receipt := chat_private._write_receipt(p_request_id, 'canceled', 'operator_canceled', p_reason);
   if v_receipt is null then
     raise exception 'the request has already finished' using errcode = 'SODON';
   end if;
   if v_active and v_chat.status = 'running' then
     update chat_public.chats set status = 'interrupting' where id = v_chat.id;
   elsif v_active and v_chat.status = 'requires_action' then
-    perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request');
-    perform chat_private.end_turn_and_promote(v_chat.id);
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request');
+    perform chat_private._end_turn_and_promote(v_chat.id);
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;
@@ -2409,7 +2555,7 @@ CREATE FUNCTION chat_private.operator_release_lease(p_chat_id uuid) RETURNS bool
 declare
   v_released boolean;
 begin
-  perform chat_private.begin_transition(p_chat_id, 'operator_release_lease');
+  perform chat_private._begin_transition(p_chat_id, 'operator_release_lease');
   delete from chat_private.chat_leases where chat_id = p_chat_id returning true into v_released;
   perform chat_private.enqueue_chat_run(p_chat_id);
   perform chat_private.notify_chat(p_chat_id, 'lease_released');
@@ -2425,14 +2571,14 @@ CREATE FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) RETURNS chat_pu
 declare
   v_last bigint;
 begin
-  perform chat_private.begin_transition(p_chat_id, 'operator_retry_chat');
-  if chat_private.promote_queue_head(p_chat_id) is null then
+  perform chat_private._begin_transition(p_chat_id, 'operator_retry_chat');
+  if chat_private._promote_queue_head(p_chat_id) is null then
     select id into v_last from chat_public.chat_messages
     where chat_id = p_chat_id and role = 'user' and kind = 'message' and not deleted order by id desc limit 1;
     if v_last is null then
       raise exception 'the chat has no user input to retry' using errcode = 'CHTRN';
     end if;
-    perform chat_private.start_turn(p_chat_id, v_last, null);
+    perform chat_private._start_turn(p_chat_id, v_last, null);
   end if;
   update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = p_chat_id;
   perform chat_private.notify_chat(p_chat_id, 'status');
@@ -2475,120 +2621,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private promote_queue_head(uuid)
-CREATE FUNCTION chat_private.promote_queue_head(p_chat_id uuid) RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_queued chat_public.chat_queued_messages;
-  v_message_id bigint;
-begin
-  delete from chat_public.chat_queued_messages
-  where id = (select id from chat_public.chat_queued_messages where chat_id = p_chat_id order by position limit 1)
-  returning * into v_queued;
-  if not found then
-    return null;
-  end if;
-  v_message_id := chat_private.insert_input(p_chat_id, v_queued.content, v_queued.structured_output_request_id,
-                                            v_queued.created_by);
-  perform chat_private.start_turn(p_chat_id, v_message_id, v_queued.structured_output_request_id);
-  return v_message_id;
-end;
-$$;
-
--- FUNCTION chat_private queue_message(uuid, jsonb, uuid, uuid, boolean)
-CREATE FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_id bigint;
-begin
-  insert into chat_public.chat_queued_messages (chat_id, content, structured_output_request_id, created_by, position)
-  values (p_chat_id, p_content, p_request_id, p_created_by,
-          case when p_at_head then -nextval('chat_public.chat_queued_messages_position')
-               else nextval('chat_public.chat_queued_messages_position') end)
-  returning id into v_id;
-  return v_id;
-end;
-$$;
-
--- FUNCTION chat_private receipt_provenance(uuid, uuid)
-CREATE FUNCTION chat_private.receipt_provenance(p_request_id uuid, p_chat_id uuid) RETURNS TABLE(finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text, input_tokens bigint, output_tokens bigint, started_at timestamp with time zone)
-    LANGUAGE sql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-  with turns as (
-    select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
-  ), usage as (
-    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
-    from turns t
-    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
-      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
-  )
-  select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
-                   from turns t), 0)::integer,
-         coalesce((select sum(t.steps) from turns t), 0)::integer,
-         c.model_config_id, mc.provider, mc.model, u.input_tokens, u.output_tokens,
-         (select min(t.started_at) from turns t)
-  from chat_public.chats c
-  left join chat_private.model_configs mc on mc.id = c.model_config_id
-  cross join usage u
-  where c.id = p_chat_id;
-$$;
-
--- FUNCTION chat_private record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
-CREATE FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_output jsonb;
-  v_text text;
-  v_message text;
-  v_id bigint;
-begin
-  if p_status = 'succeeded' then
-    if p_value is null then
-      raise exception 'a success receipt needs a value (JSON null is the jsonb value ''null'')' using errcode = 'SONCD';
-    end if;
-    v_output := jsonb_build_object('request_id', p_request_id, 'status', p_status, 'value', p_value);
-    v_text := p_value::text;
-  else
-    v_message := left(coalesce(p_message, case p_code
-      when 'not_produced' then 'The model finished without producing the structured output.'
-      when 'validation_exhausted' then 'The model did not produce a valid structured output within its repair budget.'
-      when 'refused' then 'The model refused to produce the structured output.'
-      when 'generation_failed' then 'The turn failed before the structured output was produced.'
-      when 'configuration_error' then 'The structured output request cannot run with this configuration.'
-      when 'interrupted' then 'The structured output request was interrupted.'
-      when 'superseded' then 'The structured output request was superseded by an edit.'
-      when 'queue_deleted' then 'The queued structured output request was deleted.'
-      when 'operator_canceled' then 'An operator canceled the structured output request.'
-      else 'The structured output request did not succeed.' end), 2000);
-    v_output := jsonb_build_object('request_id', p_request_id, 'status', p_status,
-                                   'error', jsonb_build_object('code', p_code, 'message', v_message));
-    v_text := v_message;
-  end if;
-  perform set_config('chatd.writing_receipt', 'on', true);
-  insert into chat_public.chat_messages (chat_id, role, visibility, kind, content, structured_output_request_id,
-                                         structured_output)
-  values (p_chat_id, 'assistant', 'user', 'receipt', jsonb_build_array(jsonb_build_object('type', 'text', 'text', v_text)),
-          p_request_id, v_output)
-  returning id into v_id;
-  perform set_config('chatd.writing_receipt', '', true);
-  update chat_public.structured_output_requests r
-  set status = p_status, error_code = p_code, error_message = v_message, receipt_message_id = v_id, finished_at = now(),
-      finalization_attempts = p.finalization_attempts, model_steps = p.model_steps, model_config_id = p.model_config_id,
-      provider = p.provider, model = p.model, input_tokens = p.input_tokens, output_tokens = p.output_tokens,
-      started_at = p.started_at
-  from chat_private.receipt_provenance(p_request_id, p_chat_id) p
-  where r.id = p_request_id;
-  return v_id;
-end;
-$$;
-
 -- FUNCTION chat_private record_retry_state(uuid, uuid, bigint, bigint, jsonb)
 CREATE FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2598,7 +2630,7 @@ begin
   if p_state is not null and (jsonb_typeof(p_state) <> 'object' or jsonb_typeof(p_state -> 'attempt') <> 'number') then
     raise exception 'retry state must be an object with an attempt number' using errcode = 'CIINV', column = 'state';
   end if;
-  perform chat_private.begin_worker_transition(p_chat_id, 'record_retry_state', p_runner_id, p_history_version,
+  perform chat_private._begin_worker_transition(p_chat_id, 'record_retry_state', p_runner_id, p_history_version,
                                                p_generation_attempt);
   update chat_public.chats set retry_state = p_state,
     generation_attempt = generation_attempt + case when p_state is null then 0 else 1 end
@@ -2844,18 +2876,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private start_turn(uuid, bigint, uuid)
-CREATE FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) RETURNS void
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-begin
-  perform chat_private._close_turn(p_chat_id);
-  insert into chat_private.turn_progress (chat_id, input_message_id, structured_output_request_id)
-  values (p_chat_id, p_input_message_id, p_request_id);
-end;
-$$;
-
 -- FUNCTION chat_private sweep_batches(interval)
 CREATE FUNCTION chat_private.sweep_batches(p_stale interval DEFAULT '00:00:30'::interval) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2921,8 +2941,8 @@ begin
       where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
       delete from chat_private.chat_leases where chat_id = v_chat.id and expires_at <= now();
       if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
-        perform chat_private.begin_transition(v_chat.id, 'finish_error');
-        perform chat_private.fail_turn(v_chat.id, 'recovery_limit',
+        perform chat_private._begin_transition(v_chat.id, 'finish_error');
+        perform chat_private._fail_turn(v_chat.id, 'recovery_limit',
           'the turn crashed its worker too many times and was stopped');
         perform chat_private.notify_chat(v_chat.id, 'error');
         continue;
@@ -3167,25 +3187,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)
-CREATE FUNCTION chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text DEFAULT NULL::text, p_message text DEFAULT NULL::text, p_value jsonb DEFAULT NULL::jsonb) RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_request chat_public.structured_output_requests;
-begin
-  select * into v_request from chat_public.structured_output_requests where id = p_request_id for update;
-  if not found then
-    raise exception 'structured output request % not found', p_request_id using errcode = 'SONTF';
-  end if;
-  if v_request.status <> 'pending' then
-    return null;
-  end if;
-  return chat_private.record_receipt(p_request_id, v_request.chat_id, p_status, p_code, p_message, p_value);
-end;
-$$;
-
 -- FUNCTION chat_public archive_chat(uuid, boolean)
 CREATE FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean DEFAULT true) RETURNS chat_public.chats
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3194,7 +3195,7 @@ CREATE FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean DEFAULT 
 declare
   v_user uuid := chat_private.require_user();
 begin
-  perform chat_private.begin_transition(archive_chat.chat_id,
+  perform chat_private._begin_transition(archive_chat.chat_id,
     case when coalesce(archived, true) then 'archive' else 'unarchive' end, v_user);
   update chat_public.chats c set archived = coalesce(archive_chat.archived, true) where c.id = archive_chat.chat_id;
   perform chat_private.notify_chat(archive_chat.chat_id, 'status');
@@ -3306,7 +3307,7 @@ declare
   v_user uuid := chat_private.require_user();
   v_chat chat_public.chats;
 begin
-  v_chat := chat_private.begin_transition(compact_chat.chat_id, 'compact_chat', v_user);
+  v_chat := chat_private._begin_transition(compact_chat.chat_id, 'compact_chat', v_user);
   update chat_public.chats c set compaction_requested_at = coalesce(c.compaction_requested_at, now())
   where c.id = compact_chat.chat_id returning * into v_chat;
   perform chat_private.notify_chat(compact_chat.chat_id, 'compaction_requested');
@@ -3362,7 +3363,7 @@ begin
   if not found then
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
   end if;
-  perform chat_private.begin_transition(v_queued.chat_id, 'delete_queued_message', v_user);
+  perform chat_private._begin_transition(v_queued.chat_id, 'delete_queued_message', v_user);
   -- Re-read under the chat lock: the row may have been promoted (its request now runs) or deleted while this call
   -- waited, and a promoted request must not be cancelled as queue_deleted.
   delete from chat_public.chat_queued_messages where id = v_queued.id returning * into v_queued;
@@ -3370,7 +3371,7 @@ begin
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
   end if;
   if v_queued.structured_output_request_id is not null then
-    v_receipt := chat_private.write_receipt(v_queued.structured_output_request_id, 'canceled', 'queue_deleted');
+    v_receipt := chat_private._write_receipt(v_queued.structured_output_request_id, 'canceled', 'queue_deleted');
   end if;
   perform chat_private.notify_chat(v_queued.chat_id, 'queue');
   return (v_queued.chat_id, null, v_queued.id, v_queued.structured_output_request_id,
@@ -3408,7 +3409,7 @@ begin
   else
     v_format := chat_private.parse_response_format(response_format);
   end if;
-  v_chat := chat_private.begin_transition(v_message.chat_id, 'edit_message', v_user);
+  v_chat := chat_private._begin_transition(v_message.chat_id, 'edit_message', v_user);
   -- The message was read before the chat lock: a concurrent edit may have discarded it while this call waited.
   if not exists (select 1 from chat_public.chat_messages m where m.id = v_message.id and not m.deleted) then
     raise exception 'message not found or not editable' using errcode = 'MSNTF', column = 'message_id';
@@ -3424,7 +3425,7 @@ begin
                                                      'schema', v_old_request.schema));
   end if;
   if v_format is not null then
-    v_request := chat_private.accept_structured_request(v_chat.id, v_format);
+    v_request := chat_private._accept_structured_request(v_chat.id, v_format);
   end if;
   -- Edit ordering: collect the pending requests of the suffix and the queue, discard both, end them, then insert
   -- the replacement, so that no live request ever loses its history. An array, not a temporary table: a security
@@ -3447,13 +3448,13 @@ begin
   update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
   foreach v_pending in array v_superseded loop
-    v_receipt := chat_private.write_receipt(v_pending, 'canceled', 'superseded');
+    v_receipt := chat_private._write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
       v_receipts := v_receipts || v_receipt;
     end if;
   end loop;
-  v_new_message := chat_private.insert_input(v_chat.id, content, v_request, v_user);
-  perform chat_private.start_turn(v_chat.id, v_new_message, v_request);
+  v_new_message := chat_private._insert_input(v_chat.id, content, v_request, v_user);
+  perform chat_private._start_turn(v_chat.id, v_new_message, v_request);
   update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = v_chat.id;
   perform chat_private.notify_chat(v_chat.id, 'history_reset');
   return (v_chat.id, v_new_message, null, v_request, v_receipts)::chat_public.chat_input_result;
@@ -3479,11 +3480,11 @@ declare
   v_chat chat_public.chats;
   v_child uuid;
 begin
-  v_chat := chat_private.begin_transition(interrupt_chat.chat_id, 'interrupt', v_user);
+  v_chat := chat_private._begin_transition(interrupt_chat.chat_id, 'interrupt', v_user);
   if v_chat.status = 'running' then
     update chat_public.chats set status = 'interrupting' where id = v_chat.id;
   elsif v_chat.status = 'requires_action' then
-    perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user interrupted');
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user interrupted');
     update chat_public.chats set status = 'running' where id = v_chat.id;
   end if;
   perform chat_private.notify_chat(v_chat.id, 'status');
@@ -3517,7 +3518,7 @@ begin
   if not found then
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
   end if;
-  v_chat := chat_private.begin_transition(v_queued.chat_id, 'promote_queued_message', v_user);
+  v_chat := chat_private._begin_transition(v_queued.chat_id, 'promote_queued_message', v_user);
   -- Re-read under the chat lock: a row promoted or deleted while this call waited must not interrupt the turn.
   if not exists (select 1 from chat_public.chat_queued_messages q where q.id = v_queued.id) then
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
@@ -3526,12 +3527,12 @@ begin
   update chat_public.chat_queued_messages set position = -nextval('chat_public.chat_queued_messages_position')
   where id = v_queued.id;
   if v_state in ('waiting', 'error') then
-    v_message := chat_private.promote_queue_head(v_chat.id);
+    v_message := chat_private._promote_queue_head(v_chat.id);
     update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
   elsif v_state = 'running' then
     update chat_public.chats set status = 'interrupting' where id = v_chat.id;
   elsif v_state = 'requires_action' then
-    perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message');
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message');
     update chat_public.chats set status = 'running' where id = v_chat.id;
   end if;
   perform chat_private.notify_chat(v_chat.id, 'queue');
@@ -3574,19 +3575,19 @@ begin
     raise exception 'busy_behavior must be queue or interrupt' using errcode = 'CIINV', column = 'busy_behavior';
   end if;
   v_interrupt := busy_behavior = 'interrupt';
-  v_chat := chat_private.begin_transition(send_chat_message.chat_id, 'send_message', v_user);
+  v_chat := chat_private._begin_transition(send_chat_message.chat_id, 'send_message', v_user);
   v_state := chat_private.chat_state(v_chat);
   if v_format is not null then
-    v_request := chat_private.accept_structured_request(v_chat.id, v_format);
+    v_request := chat_private._accept_structured_request(v_chat.id, v_format);
   end if;
   if v_state = 'waiting' and not exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = v_chat.id) then
-    v_message := chat_private.insert_input(v_chat.id, content, v_request, v_user);
-    perform chat_private.start_turn(v_chat.id, v_message, v_request);
+    v_message := chat_private._insert_input(v_chat.id, content, v_request, v_user);
+    perform chat_private._start_turn(v_chat.id, v_message, v_request);
     update chat_public.chats set status = 'running' where id = v_chat.id;
   elsif v_state in ('waiting', 'error') then
     -- Older queued inputs keep their place: this one joins the queue and the head starts the next turn.
-    v_queued := chat_private.queue_message(v_chat.id, content, v_request, v_user, false);
-    v_message := chat_private.promote_queue_head(v_chat.id);
+    v_queued := chat_private._queue_message(v_chat.id, content, v_request, v_user, false);
+    v_message := chat_private._promote_queue_head(v_chat.id);
     if exists (select 1 from chat_public.chat_queued_messages q where q.id = v_queued) then
       v_message := null;
     else
@@ -3594,11 +3595,11 @@ begin
     end if;
     update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
   else
-    v_queued := chat_private.queue_message(v_chat.id, content, v_request, v_user, v_interrupt);
+    v_queued := chat_private._queue_message(v_chat.id, content, v_request, v_user, v_interrupt);
     if v_interrupt and v_state = 'running' then
       update chat_public.chats set status = 'interrupting' where id = v_chat.id;
     elsif v_interrupt and v_state = 'requires_action' then
-      perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message');
+      perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message');
       update chat_public.chats set status = 'running' where id = v_chat.id;
     end if;
   end if;
@@ -3631,7 +3632,7 @@ begin
   if cardinality(v_ids) > 16 or (select count(distinct i) from unnest(v_ids) i) <> cardinality(v_ids) then
     raise exception 'server_ids holds at most 16 distinct ids' using errcode = 'CIINV', column = 'server_ids';
   end if;
-  perform chat_private.begin_transition(set_chat_mcp_servers.chat_id, 'set_mcp_servers', v_user);
+  perform chat_private._begin_transition(set_chat_mcp_servers.chat_id, 'set_mcp_servers', v_user);
   select i into v_unknown from unnest(v_ids) i
   where not exists (select 1 from chat_private.mcp_servers s where s.id = i and s.enabled) limit 1;
   if v_unknown is not null then
@@ -3651,8 +3652,8 @@ CREATE FUNCTION chat_public.set_chat_plan_mode(chat_id uuid, enabled boolean) RE
 declare
   v_user uuid := chat_private.require_user();
 begin
-  perform chat_private.begin_transition(set_chat_plan_mode.chat_id, 'set_plan_mode', v_user);
-  if enabled and (chat_private.active_request(set_chat_plan_mode.chat_id) is not null or exists (
+  perform chat_private._begin_transition(set_chat_plan_mode.chat_id, 'set_plan_mode', v_user);
+  if enabled and (chat_private._active_request(set_chat_plan_mode.chat_id) is not null or exists (
       select 1 from chat_public.chat_queued_messages q where q.chat_id = set_chat_plan_mode.chat_id
         and q.structured_output_request_id is not null)) then
     raise exception 'plan mode cannot start while a structured output request is active or queued'
@@ -3693,7 +3694,7 @@ begin
                or exists (select 1 from jsonb_object_keys(r) k where k not in ('tool_call_id', 'result', 'is_error'))) then
     raise exception 'each result is {tool_call_id, result, is_error?}' using errcode = 'CIINV', column = 'results';
   end if;
-  v_chat := chat_private.begin_transition(submit_tool_results.chat_id, 'submit_tool_results', v_user);
+  v_chat := chat_private._begin_transition(submit_tool_results.chat_id, 'submit_tool_results', v_user);
   select coalesce(array_agg(c ->> 'tool_call_id' order by c ->> 'tool_call_id'), '{}') into v_expected
   from jsonb_array_elements(v_chat.pending_tool_calls) c;
   select coalesce(array_agg(r ->> 'tool_call_id' order by r ->> 'tool_call_id'), '{}') into v_given

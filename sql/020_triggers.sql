@@ -51,7 +51,7 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.tg_chat_messages__stamp_revision_and_fence_history()', '{}');
 
--- Receipts: inserted only by chat_private.write_receipt; identity and content never change afterwards.
+-- Receipts: inserted only by chat_private._write_receipt; identity and content never change afterwards.
 -- WHEN clauses: only rows that are or were receipts call the function (ordinary rows have nothing to check).
 create or replace function chat_private.tg_chat_messages__guard_receipts() returns trigger as $$
 begin

@@ -113,7 +113,7 @@ select chat_private.grant_execute('chat_private.schema_sha256(jsonb)', '{chat_op
 
 -- The state-dependent admission rules, checked under the chat lock. Returns the new request id.
 -- p_check_experiment is false only for work accepted earlier as a whole (a batch's items).
-create or replace function chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb,
+create or replace function chat_private._accept_structured_request(p_chat_id uuid, p_json_schema jsonb,
   p_check_experiment boolean default true)
 returns uuid as $$
 declare
@@ -143,4 +143,4 @@ begin
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.accept_structured_request(uuid, jsonb, boolean)', '{}');
+select chat_private.grant_execute('chat_private._accept_structured_request(uuid, jsonb, boolean)', '{}');

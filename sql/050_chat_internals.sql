@@ -1,5 +1,6 @@
--- Building blocks of the transitions. None is exposed; each assumes the caller holds the chat row lock taken by
--- begin_transition (one lock and one snapshot_version bump per transition).
+-- Building blocks of the transitions. None is exposed. A name with a leading _ marks a helper that takes the chat
+-- row lock for a transition (_begin_transition, _begin_worker_transition: one lock and one snapshot_version bump per
+-- transition) or assumes its caller holds it; the others check input, read, or keep idempotency results.
 
 comment on type chat_public.chat_input_result is
   E'What an input transition created: the message that started a turn or the queued message, the structured request id minted for it, and any receipts it committed (edit supersession, queue deletion) in id order.';
@@ -41,7 +42,7 @@ select chat_private.grant_execute('chat_private._lease_is_live(uuid, uuid)', '{}
 -- the wait, bumps and returns it. Any refusal is diagnosed by the locking reads below, in the original order (CHNTF,
 -- unknown transition, CHARC, CHTRN); should a commit between the two make the transition allowed after all, those
 -- reads go on and bump as before.
-create or replace function chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid default null)
+create or replace function chat_private._begin_transition(p_chat_id uuid, p_transition text, p_owner uuid default null)
 returns chat_public.chats as $$
 declare
   v_chat chat_public.chats;
@@ -75,15 +76,15 @@ begin
   return v_chat;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.begin_transition(uuid, text, uuid)', '{}');
+select chat_private.grant_execute('chat_private._begin_transition(uuid, text, uuid)', '{}');
 
 -- Worker transitions check the fence before anything else, so a stale runner always sees CHFNC, whatever the state.
 -- The usual case is one UPDATE that locks the row, checks the fence's versions and the transition rule on the row
 -- as it is after any lock wait, and bumps snapshot_version; the lease is then checked by a statement of its own,
 -- whose snapshot is taken after the lock is held. Only CHFNC is left to raise there, and raising it undoes the bump.
 -- When the UPDATE matches nothing, the locking reads below diagnose in the original order: CHNTF, then CHFNC, then
--- begin_transition's state checks. History rows the transition inserts next move the fence (_fence_history).
-create or replace function chat_private.begin_worker_transition(
+-- _begin_transition's state checks. History rows the transition inserts next move the fence (_fence_history).
+create or replace function chat_private._begin_worker_transition(
   p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
 returns chat_public.chats as $$
 declare
@@ -108,10 +109,10 @@ begin
      or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
     raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
   end if;
-  return chat_private.begin_transition(p_chat_id, p_transition);
+  return chat_private._begin_transition(p_chat_id, p_transition);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.begin_worker_transition(uuid, text, uuid, bigint, bigint)', '{}');
+select chat_private.grant_execute('chat_private._begin_worker_transition(uuid, text, uuid, bigint, bigint)', '{}');
 
 create or replace function chat_private.current_fence(p_chat_id uuid) returns chat_private.fence as $$
 begin
@@ -218,8 +219,8 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.remember_result(uuid, text, text, jsonb, text)', '{}');
 
-create or replace function chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
-returns bigint as $$
+create or replace function chat_private._insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid,
+  p_created_by uuid) returns bigint as $$
 declare
   v_id bigint;
 begin
@@ -229,7 +230,7 @@ begin
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.insert_input(uuid, jsonb, uuid, uuid)', '{}');
+select chat_private.grant_execute('chat_private._insert_input(uuid, jsonb, uuid, uuid)', '{}');
 
 -- Turn closing: the open turn is finished and its lease released. Every way a turn ends (finished, interrupted,
 -- failed, replaced by an edit or by the next turn) goes through here; what the chat's status becomes is the caller's.
@@ -241,7 +242,7 @@ end;
 $$ language plpgsql volatile;
 select chat_private.grant_execute('chat_private._close_turn(uuid)', '{}');
 
-create or replace function chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
+create or replace function chat_private._start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
 returns void as $$
 begin
   perform chat_private._close_turn(p_chat_id);
@@ -249,16 +250,16 @@ begin
   values (p_chat_id, p_input_message_id, p_request_id);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.start_turn(uuid, bigint, uuid)', '{}');
+select chat_private.grant_execute('chat_private._start_turn(uuid, bigint, uuid)', '{}');
 
-create or replace function chat_private.open_turn(p_chat_id uuid) returns chat_private.turn_progress as $$
+create or replace function chat_private._open_turn(p_chat_id uuid) returns chat_private.turn_progress as $$
 begin
   return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.open_turn(uuid)', '{}');
+select chat_private.grant_execute('chat_private._open_turn(uuid)', '{}');
 
-create or replace function chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid,
+create or replace function chat_private._queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid,
   p_created_by uuid, p_at_head boolean) returns bigint as $$
 declare
   v_id bigint;
@@ -271,10 +272,10 @@ begin
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.queue_message(uuid, jsonb, uuid, uuid, boolean)', '{}');
+select chat_private.grant_execute('chat_private._queue_message(uuid, jsonb, uuid, uuid, boolean)', '{}');
 
 -- Moves the head of the queue into history as the input of a new turn. Returns the new message id, or null.
-create or replace function chat_private.promote_queue_head(p_chat_id uuid) returns bigint as $$
+create or replace function chat_private._promote_queue_head(p_chat_id uuid) returns bigint as $$
 declare
   v_queued chat_public.chat_queued_messages;
   v_message_id bigint;
@@ -285,17 +286,17 @@ begin
   if not found then
     return null;
   end if;
-  v_message_id := chat_private.insert_input(p_chat_id, v_queued.content, v_queued.structured_output_request_id,
+  v_message_id := chat_private._insert_input(p_chat_id, v_queued.content, v_queued.structured_output_request_id,
                                             v_queued.created_by);
-  perform chat_private.start_turn(p_chat_id, v_message_id, v_queued.structured_output_request_id);
+  perform chat_private._start_turn(p_chat_id, v_message_id, v_queued.structured_output_request_id);
   return v_message_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.promote_queue_head(uuid)', '{}');
+select chat_private.grant_execute('chat_private._promote_queue_head(uuid)', '{}');
 
 -- The only writer of receipts. Idempotent per request id: a request that already has its receipt is left alone
 -- and null is returned (recovery after an ambiguous commit calls this again).
-create or replace function chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status,
+create or replace function chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status,
   p_code text default null, p_message text default null, p_value jsonb default null) returns bigint as $$
 declare
   v_request chat_public.structured_output_requests;
@@ -307,15 +308,15 @@ begin
   if v_request.status <> 'pending' then
     return null;
   end if;
-  return chat_private.record_receipt(p_request_id, v_request.chat_id, p_status, p_code, p_message, p_value);
+  return chat_private._record_receipt(p_request_id, v_request.chat_id, p_status, p_code, p_message, p_value);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)', '{}');
+select chat_private.grant_execute('chat_private._write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)', '{}');
 
--- How a request's receipt came about, read when the receipt is written (record_receipt): the request's turns (one,
+-- How a request's receipt came about, read when the receipt is written (_record_receipt): the request's turns (one,
 -- unless the request never ran), the usage their model calls reported, and the chat's model config. Finalization
 -- attempts are the batches judged against the request: rejections, discarded candidates and the current one.
-create or replace function chat_private.receipt_provenance(p_request_id uuid, p_chat_id uuid)
+create or replace function chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid)
 returns table (finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text,
                input_tokens bigint, output_tokens bigint, started_at timestamptz) as $$
   with turns as (
@@ -336,13 +337,12 @@ returns table (finalization_attempts integer, model_steps integer, model_config_
   cross join usage u
   where c.id = p_chat_id;
 $$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
--- Only record_receipt (security definer) calls it.
-revoke all on function chat_private.receipt_provenance(uuid, uuid) from public;
+select chat_private.grant_execute('chat_private._receipt_provenance(uuid, uuid)', '{}');
 
--- write_receipt's writes, for a request its caller has locked (FOR UPDATE) and found pending in this transaction:
+-- _write_receipt's writes, for a request its caller has locked (FOR UPDATE) and found pending in this transaction:
 -- the receipt row, then the request's final state. finish_turn calls it directly, having locked the request in
--- the same statement that reads the open turn; everything else goes through write_receipt.
-create or replace function chat_private.record_receipt(p_request_id uuid, p_chat_id uuid,
+-- the same statement that reads the open turn; everything else goes through _write_receipt.
+create or replace function chat_private._record_receipt(p_request_id uuid, p_chat_id uuid,
   p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) returns bigint as $$
 declare
   v_output jsonb;
@@ -384,17 +384,17 @@ begin
       finalization_attempts = p.finalization_attempts, model_steps = p.model_steps, model_config_id = p.model_config_id,
       provider = p.provider, model = p.model, input_tokens = p.input_tokens, output_tokens = p.output_tokens,
       started_at = p.started_at
-  from chat_private.receipt_provenance(p_request_id, p_chat_id) p
+  from chat_private._receipt_provenance(p_request_id, p_chat_id) p
   where r.id = p_request_id;
   return v_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)', '{}');
+select chat_private.grant_execute('chat_private._record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)', '{}');
 
 -- Answers the client tool calls the chat waits on with synthetic cancellations (a fencing history insert) and resumes
 -- the turn. The status changes in the same UPDATE that clears the deadline: the chats CHECK ties requires_action to a
 -- deadline, so clearing the deadline alone while the chat is still requires_action is refused (23514).
-create or replace function chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) returns void as $$
+create or replace function chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text) returns void as $$
 declare
   v_calls jsonb;
 begin
@@ -410,52 +410,52 @@ begin
   where id = p_chat_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.cancel_pending_calls(uuid, text)', '{}');
+select chat_private.grant_execute('chat_private._cancel_pending_calls(uuid, text)', '{}');
 
 -- The pending structured request of the chat's open turn, if any.
-create or replace function chat_private.active_request(p_chat_id uuid) returns uuid as $$
+create or replace function chat_private._active_request(p_chat_id uuid) returns uuid as $$
 begin
   return (select r.id from chat_private.turn_progress t
           join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
           where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending');
 end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.active_request(uuid)', '{}');
+select chat_private.grant_execute('chat_private._active_request(uuid)', '{}');
 
 -- Ends the open turn and runs the next queued input, or lets the chat wait. Receipts of the ended turn must be
 -- written before this is called, so they precede the promoted input in the transcript.
-create or replace function chat_private.end_turn_and_promote(p_chat_id uuid) returns chat_public.chat_status as $$
+create or replace function chat_private._end_turn_and_promote(p_chat_id uuid) returns chat_public.chat_status as $$
 declare
   v_status chat_public.chat_status;
 begin
   perform chat_private._close_turn(p_chat_id);
-  v_status := case when chat_private.promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
+  v_status := case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
   update chat_public.chats set status = v_status, retry_state = null, last_error = null,
     pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;
   return v_status;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.end_turn_and_promote(uuid)', '{}');
+select chat_private.grant_execute('chat_private._end_turn_and_promote(uuid)', '{}');
 
 -- Infrastructure failure: the active request fails with generation_failed and the chat enters `error`. A queued
 -- structured request would wait there with no receipt for as long as nobody resumes the chat, so each one leaves
 -- the queue with its own failed receipt (generation_failed, naming the chat's error) now; plain queued inputs wait
 -- until the client sends, promotes or deletes, or chat_private.operator_retry_chat runs the queue head.
-create or replace function chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) returns void as $$
+create or replace function chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) returns void as $$
 declare
-  v_request uuid := chat_private.active_request(p_chat_id);
+  v_request uuid := chat_private._active_request(p_chat_id);
   v_queued uuid;
 begin
   if v_request is not null then
-    perform chat_private.write_receipt(v_request, 'failed', 'generation_failed', p_message);
+    perform chat_private._write_receipt(v_request, 'failed', 'generation_failed', p_message);
   end if;
   for v_queued in
     delete from chat_public.chat_queued_messages
     where chat_id = p_chat_id and structured_output_request_id is not null
     returning structured_output_request_id
   loop
-    perform chat_private.write_receipt(v_queued, 'failed', 'generation_failed',
+    perform chat_private._write_receipt(v_queued, 'failed', 'generation_failed',
       format('The chat entered error (%s) before this queued request ran.', p_kind));
   end loop;
   perform chat_private._close_turn(p_chat_id);
@@ -465,4 +465,4 @@ begin
   where id = p_chat_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.fail_turn(uuid, text, text)', '{}');
+select chat_private.grant_execute('chat_private._fail_turn(uuid, text, text)', '{}');

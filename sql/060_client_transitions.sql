@@ -1,5 +1,5 @@
 -- Client transitions: the only way clients change anything. Each runs as security definer, identifies the caller
--- from the JWT claim, locks the chat once (begin_transition) and notifies once. Exposed as GraphQL mutations.
+-- from the JWT claim, locks the chat once (_begin_transition) and notifies once. Exposed as GraphQL mutations.
 
 create or replace function chat_private.check_dynamic_tools(p_tools jsonb) returns void as $$
 declare
@@ -109,11 +109,11 @@ begin
           coalesce(p_dynamic_tools, '[]'), 1)
   returning id into v_chat_id;
   if p_format is not null then
-    v_request := chat_private.accept_structured_request(v_chat_id, p_format, p_check_experiment);
+    v_request := chat_private._accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
-  v_message := chat_private.insert_input(v_chat_id, p_content, v_request, p_owner);
+  v_message := chat_private._insert_input(v_chat_id, p_content, v_request, p_owner);
   -- The turn_progress insert's trigger enqueues the chat (it is running).
-  perform chat_private.start_turn(v_chat_id, v_message, v_request);
+  perform chat_private._start_turn(v_chat_id, v_message, v_request);
   v_result := (v_chat_id, v_message, null, v_request, '{}')::chat_public.chat_input_result;
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
@@ -184,19 +184,19 @@ begin
     raise exception 'busy_behavior must be queue or interrupt' using errcode = 'CIINV', column = 'busy_behavior';
   end if;
   v_interrupt := busy_behavior = 'interrupt';
-  v_chat := chat_private.begin_transition(send_chat_message.chat_id, 'send_message', v_user);
+  v_chat := chat_private._begin_transition(send_chat_message.chat_id, 'send_message', v_user);
   v_state := chat_private.chat_state(v_chat);
   if v_format is not null then
-    v_request := chat_private.accept_structured_request(v_chat.id, v_format);
+    v_request := chat_private._accept_structured_request(v_chat.id, v_format);
   end if;
   if v_state = 'waiting' and not exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = v_chat.id) then
-    v_message := chat_private.insert_input(v_chat.id, content, v_request, v_user);
-    perform chat_private.start_turn(v_chat.id, v_message, v_request);
+    v_message := chat_private._insert_input(v_chat.id, content, v_request, v_user);
+    perform chat_private._start_turn(v_chat.id, v_message, v_request);
     update chat_public.chats set status = 'running' where id = v_chat.id;
   elsif v_state in ('waiting', 'error') then
     -- Older queued inputs keep their place: this one joins the queue and the head starts the next turn.
-    v_queued := chat_private.queue_message(v_chat.id, content, v_request, v_user, false);
-    v_message := chat_private.promote_queue_head(v_chat.id);
+    v_queued := chat_private._queue_message(v_chat.id, content, v_request, v_user, false);
+    v_message := chat_private._promote_queue_head(v_chat.id);
     if exists (select 1 from chat_public.chat_queued_messages q where q.id = v_queued) then
       v_message := null;
     else
@@ -204,11 +204,11 @@ begin
     end if;
     update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
   else
-    v_queued := chat_private.queue_message(v_chat.id, content, v_request, v_user, v_interrupt);
+    v_queued := chat_private._queue_message(v_chat.id, content, v_request, v_user, v_interrupt);
     if v_interrupt and v_state = 'running' then
       update chat_public.chats set status = 'interrupting' where id = v_chat.id;
     elsif v_interrupt and v_state = 'requires_action' then
-      perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message');
+      perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message');
       update chat_public.chats set status = 'running' where id = v_chat.id;
     end if;
   end if;
@@ -254,7 +254,7 @@ begin
   else
     v_format := chat_private.parse_response_format(response_format);
   end if;
-  v_chat := chat_private.begin_transition(v_message.chat_id, 'edit_message', v_user);
+  v_chat := chat_private._begin_transition(v_message.chat_id, 'edit_message', v_user);
   -- The message was read before the chat lock: a concurrent edit may have discarded it while this call waited.
   if not exists (select 1 from chat_public.chat_messages m where m.id = v_message.id and not m.deleted) then
     raise exception 'message not found or not editable' using errcode = 'MSNTF', column = 'message_id';
@@ -270,7 +270,7 @@ begin
                                                      'schema', v_old_request.schema));
   end if;
   if v_format is not null then
-    v_request := chat_private.accept_structured_request(v_chat.id, v_format);
+    v_request := chat_private._accept_structured_request(v_chat.id, v_format);
   end if;
   -- Edit ordering: collect the pending requests of the suffix and the queue, discard both, end them, then insert
   -- the replacement, so that no live request ever loses its history. An array, not a temporary table: a security
@@ -293,13 +293,13 @@ begin
   update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
   foreach v_pending in array v_superseded loop
-    v_receipt := chat_private.write_receipt(v_pending, 'canceled', 'superseded');
+    v_receipt := chat_private._write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
       v_receipts := v_receipts || v_receipt;
     end if;
   end loop;
-  v_new_message := chat_private.insert_input(v_chat.id, content, v_request, v_user);
-  perform chat_private.start_turn(v_chat.id, v_new_message, v_request);
+  v_new_message := chat_private._insert_input(v_chat.id, content, v_request, v_user);
+  perform chat_private._start_turn(v_chat.id, v_new_message, v_request);
   update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = v_chat.id;
   perform chat_private.notify_chat(v_chat.id, 'history_reset');
   return (v_chat.id, v_new_message, null, v_request, v_receipts)::chat_public.chat_input_result;
@@ -321,7 +321,7 @@ begin
   if not found then
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
   end if;
-  perform chat_private.begin_transition(v_queued.chat_id, 'delete_queued_message', v_user);
+  perform chat_private._begin_transition(v_queued.chat_id, 'delete_queued_message', v_user);
   -- Re-read under the chat lock: the row may have been promoted (its request now runs) or deleted while this call
   -- waited, and a promoted request must not be cancelled as queue_deleted.
   delete from chat_public.chat_queued_messages where id = v_queued.id returning * into v_queued;
@@ -329,7 +329,7 @@ begin
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
   end if;
   if v_queued.structured_output_request_id is not null then
-    v_receipt := chat_private.write_receipt(v_queued.structured_output_request_id, 'canceled', 'queue_deleted');
+    v_receipt := chat_private._write_receipt(v_queued.structured_output_request_id, 'canceled', 'queue_deleted');
   end if;
   perform chat_private.notify_chat(v_queued.chat_id, 'queue');
   return (v_queued.chat_id, null, v_queued.id, v_queued.structured_output_request_id,
@@ -354,7 +354,7 @@ begin
   if not found then
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
   end if;
-  v_chat := chat_private.begin_transition(v_queued.chat_id, 'promote_queued_message', v_user);
+  v_chat := chat_private._begin_transition(v_queued.chat_id, 'promote_queued_message', v_user);
   -- Re-read under the chat lock: a row promoted or deleted while this call waited must not interrupt the turn.
   if not exists (select 1 from chat_public.chat_queued_messages q where q.id = v_queued.id) then
     raise exception 'queued message not found' using errcode = 'QMNTF', column = 'queued_message_id';
@@ -363,12 +363,12 @@ begin
   update chat_public.chat_queued_messages set position = -nextval('chat_public.chat_queued_messages_position')
   where id = v_queued.id;
   if v_state in ('waiting', 'error') then
-    v_message := chat_private.promote_queue_head(v_chat.id);
+    v_message := chat_private._promote_queue_head(v_chat.id);
     update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
   elsif v_state = 'running' then
     update chat_public.chats set status = 'interrupting' where id = v_chat.id;
   elsif v_state = 'requires_action' then
-    perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message');
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message');
     update chat_public.chats set status = 'running' where id = v_chat.id;
   end if;
   perform chat_private.notify_chat(v_chat.id, 'queue');
@@ -386,11 +386,11 @@ declare
   v_chat chat_public.chats;
   v_child uuid;
 begin
-  v_chat := chat_private.begin_transition(interrupt_chat.chat_id, 'interrupt', v_user);
+  v_chat := chat_private._begin_transition(interrupt_chat.chat_id, 'interrupt', v_user);
   if v_chat.status = 'running' then
     update chat_public.chats set status = 'interrupting' where id = v_chat.id;
   elsif v_chat.status = 'requires_action' then
-    perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: the user interrupted');
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user interrupted');
     update chat_public.chats set status = 'running' where id = v_chat.id;
   end if;
   perform chat_private.notify_chat(v_chat.id, 'status');
@@ -427,7 +427,7 @@ begin
                or exists (select 1 from jsonb_object_keys(r) k where k not in ('tool_call_id', 'result', 'is_error'))) then
     raise exception 'each result is {tool_call_id, result, is_error?}' using errcode = 'CIINV', column = 'results';
   end if;
-  v_chat := chat_private.begin_transition(submit_tool_results.chat_id, 'submit_tool_results', v_user);
+  v_chat := chat_private._begin_transition(submit_tool_results.chat_id, 'submit_tool_results', v_user);
   select coalesce(array_agg(c ->> 'tool_call_id' order by c ->> 'tool_call_id'), '{}') into v_expected
   from jsonb_array_elements(v_chat.pending_tool_calls) c;
   select coalesce(array_agg(r ->> 'tool_call_id' order by r ->> 'tool_call_id'), '{}') into v_given
@@ -455,7 +455,7 @@ create or replace function chat_public.archive_chat(chat_id uuid, archived boole
 declare
   v_user uuid := chat_private.require_user();
 begin
-  perform chat_private.begin_transition(archive_chat.chat_id,
+  perform chat_private._begin_transition(archive_chat.chat_id,
     case when coalesce(archived, true) then 'archive' else 'unarchive' end, v_user);
   update chat_public.chats c set archived = coalesce(archive_chat.archived, true) where c.id = archive_chat.chat_id;
   perform chat_private.notify_chat(archive_chat.chat_id, 'status');
@@ -470,8 +470,8 @@ create or replace function chat_public.set_chat_plan_mode(chat_id uuid, enabled 
 declare
   v_user uuid := chat_private.require_user();
 begin
-  perform chat_private.begin_transition(set_chat_plan_mode.chat_id, 'set_plan_mode', v_user);
-  if enabled and (chat_private.active_request(set_chat_plan_mode.chat_id) is not null or exists (
+  perform chat_private._begin_transition(set_chat_plan_mode.chat_id, 'set_plan_mode', v_user);
+  if enabled and (chat_private._active_request(set_chat_plan_mode.chat_id) is not null or exists (
       select 1 from chat_public.chat_queued_messages q where q.chat_id = set_chat_plan_mode.chat_id
         and q.structured_output_request_id is not null)) then
     raise exception 'plan mode cannot start while a structured output request is active or queued'

@@ -7,14 +7,14 @@ declare
   v_chat chat_public.chats;
   v_runner uuid := gen_random_uuid();
 begin
-  -- begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
-  -- version instead of two. A refusal is diagnosed by begin_transition itself; CHLSD below undoes the attempt
+  -- _begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
+  -- version instead of two. A refusal is diagnosed by _begin_transition itself; CHLSD below undoes the attempt
   -- with the rest of the transaction.
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
   where c.id = p_chat_id and (chat_private._transition_rule('acquire_lease', chat_private.chat_state(c))).allowed
   returning * into v_chat;
   if not found then
-    perform chat_private.begin_transition(p_chat_id, 'acquire_lease');
+    perform chat_private._begin_transition(p_chat_id, 'acquire_lease');
     update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
   end if;
   if chat_private._lease_is_live(p_chat_id, null) then
@@ -54,7 +54,7 @@ create or replace function chat_private.release_lease(p_chat_id uuid, p_runner_i
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.release_lease(uuid, uuid)', '{chat_worker}');
 
--- The kind of a worker-produced row; receipts (and unknown kinds) are refused here: they come only from write_receipt.
+-- The kind of a worker-produced row; receipts (and unknown kinds) are refused here: they come only from _write_receipt.
 -- It reads no table, so it needs neither security definer nor a SET clause (it runs once per row).
 create or replace function chat_private.worker_message_kind(p_item jsonb) returns chat_public.message_kind as $$
 begin
@@ -72,7 +72,7 @@ select chat_private.grant_execute('chat_private.worker_message_kind(jsonb)', '{}
 -- before that element's casts and row triggers and after the rows before it: the same element order, and so the
 -- same first error, as inserting one element at a time. Ids come from the column's sequence as rows are inserted,
 -- so they increase in input order.
-create or replace function chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) returns bigint[] as $$
+create or replace function chat_private._insert_worker_messages(p_chat_id uuid, p_messages jsonb) returns bigint[] as $$
 declare
   v_ids bigint[];
 begin
@@ -99,12 +99,12 @@ begin
   return v_ids;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.insert_worker_messages(uuid, jsonb)', '{}');
+select chat_private.grant_execute('chat_private._insert_worker_messages(uuid, jsonb)', '{}');
 
 -- progress: {"steps": n, "candidate": {"value": V, "step": n, "message_index": i}, "rejection": {"value_rejected": b},
 -- "invalidate_candidate": true, "hook_continuation": true}. The worker validated a candidate before passing it;
 -- it is recorded in the same transaction as the step that produced it.
-create or replace function chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[])
+create or replace function chat_private._apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[])
 returns void as $$
 begin
   if p_progress is null or p_progress = '{}'::jsonb then
@@ -131,7 +131,7 @@ begin
   where t.chat_id = p_chat_id and t.finished_at is null;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.apply_progress(uuid, jsonb, bigint[])', '{}');
+select chat_private.grant_execute('chat_private._apply_progress(uuid, jsonb, bigint[])', '{}');
 
 -- p_deltas: the step's last part deltas (worker/loop/deltas.ts payloads, in sequence order), published on the chat's
 -- parts channel in this transaction, before the step's own notification: the worker sends no separate statement for
@@ -144,10 +144,10 @@ declare
   v_chat chat_public.chats;
   v_runner uuid;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+  perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
                                                p_generation_attempt);
-  v_ids := chat_private.insert_worker_messages(p_chat_id, p_messages);
-  perform chat_private.apply_progress(p_chat_id, p_progress, v_ids);
+  v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
+  perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
   -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
   select * into v_chat from chat_public.chats where id = p_chat_id;
@@ -166,7 +166,7 @@ declare
   v_chat chat_public.chats;
   v_deadline timestamptz;
 begin
-  v_chat := chat_private.begin_worker_transition(p_chat_id, 'enter_requires_action', p_runner_id, p_history_version,
+  v_chat := chat_private._begin_worker_transition(p_chat_id, 'enter_requires_action', p_runner_id, p_history_version,
                                                  p_generation_attempt);
   if p_pending_calls is null or jsonb_typeof(p_pending_calls) <> 'array' or jsonb_array_length(p_pending_calls) = 0
      or exists (select 1 from jsonb_array_elements(p_pending_calls) c
@@ -195,12 +195,12 @@ select chat_private.grant_execute('chat_private.enter_requires_action(uuid, uuid
 -- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
 --
 -- One chat row version instead of two: the row is locked first by a read that checks the fence and the rule as
--- begin_worker_transition's UPDATE does (on the row as it is after any lock wait), then one UPDATE, whose snapshot is taken
--- with the lock held, bumps snapshot_version and sets the end state. The state depends on the queue, which only
--- chat-lock holders change, so it is read by that UPDATE and not by a statement that may have waited for the lock
--- (a statement that waited would not see a message queued by the transaction it waited for). Nothing before the
--- end_turn_and_promote steps below reads the status; the same jobs are enqueued (running stays running, waiting
--- enqueues nothing, the promoted turn's insert enqueues as before).
+-- _begin_worker_transition's UPDATE does (on the row as it is after any lock wait), then one UPDATE, whose snapshot
+-- is taken with the lock held, bumps snapshot_version and sets the end state. The state depends on the queue, which
+-- only chat-lock holders change, so it is read by that UPDATE and not by a statement that may have waited for the
+-- lock (a statement that waited would not see a message queued by the transaction it waited for). Nothing before
+-- the turn closes below reads the status; the same jobs are enqueued (running stays running, waiting enqueues
+-- nothing, the promoted turn's insert enqueues as before).
 create or replace function chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_outcome jsonb default null) returns chat_public.chat_status as $$
 declare
@@ -220,9 +220,9 @@ begin
       raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
     end if;
   else
-    -- Refused: begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
+    -- Refused: _begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
     -- allowed after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
-    perform chat_private.begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+    perform chat_private._begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                  p_generation_attempt);
     v_bumped := true;
   end if;
@@ -232,9 +232,9 @@ begin
     retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
   where c.id = p_chat_id
   returning * into v_chat;
-  -- active_request, open_turn and write_receipt's locking read in one statement: the open turn's request, locked
+  -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
-  -- version), so it has no receipt yet and record_receipt writes the only one.
+  -- version), so it has no receipt yet and _record_receipt writes the only one.
   select r.id, r.chat_id, t.candidate_present, t.candidate_value
   into v_request, v_request_chat, v_candidate_present, v_candidate_value
   from chat_private.turn_progress t
@@ -247,9 +247,9 @@ begin
       if not v_candidate_present then
         raise exception 'the structured request has no current validated candidate' using errcode = 'SONCD';
       end if;
-      perform chat_private.record_receipt(v_request, v_request_chat, 'succeeded', null, null, v_candidate_value);
+      perform chat_private._record_receipt(v_request, v_request_chat, 'succeeded', null, null, v_candidate_value);
     elsif p_outcome ->> 'status' = 'failed' then
-      perform chat_private.record_receipt(v_request, v_request_chat, 'failed', p_outcome ->> 'code',
+      perform chat_private._record_receipt(v_request, v_request_chat, 'failed', p_outcome ->> 'code',
                                           p_outcome ->> 'message', null);
     else
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
@@ -259,7 +259,7 @@ begin
   -- lock kept there.
   perform chat_private._close_turn(p_chat_id);
   if v_chat.status = 'running' then
-    if chat_private.promote_queue_head(p_chat_id) is null then
+    if chat_private._promote_queue_head(p_chat_id) is null then
       raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
     end if;
   end if;
@@ -277,8 +277,9 @@ select chat_private.grant_execute('chat_private.finish_turn(uuid, uuid, bigint, 
 create or replace function chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_kind text, p_message text) returns void as $$
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'finish_error', p_runner_id, p_history_version, p_generation_attempt);
-  perform chat_private.fail_turn(p_chat_id, p_kind, p_message);
+  perform chat_private._begin_worker_transition(p_chat_id, 'finish_error', p_runner_id, p_history_version,
+                                                p_generation_attempt);
+  perform chat_private._fail_turn(p_chat_id, p_kind, p_message);
   perform chat_private.notify_chat(p_chat_id, 'error');
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
@@ -292,14 +293,14 @@ declare
   v_request uuid;
   v_status chat_public.chat_status;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
+  perform chat_private._begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
                                                p_generation_attempt);
-  perform chat_private.insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
-  v_request := chat_private.active_request(p_chat_id);
+  perform chat_private._insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
+  v_request := chat_private._active_request(p_chat_id);
   if v_request is not null then
-    perform chat_private.write_receipt(v_request, 'canceled', 'interrupted');
+    perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private.end_turn_and_promote(p_chat_id);
+  v_status := chat_private._end_turn_and_promote(p_chat_id);
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
@@ -313,11 +314,11 @@ create or replace function chat_private.cancel_requires_action(p_chat_id uuid) r
 declare
   v_chat chat_public.chats;
 begin
-  v_chat := chat_private.begin_transition(p_chat_id, 'cancel_requires_action');
+  v_chat := chat_private._begin_transition(p_chat_id, 'cancel_requires_action');
   if v_chat.requires_action_deadline_at > now() then
     return false;
   end if;
-  perform chat_private.cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline');
+  perform chat_private._cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline');
   update chat_public.chats set status = 'running' where id = p_chat_id;
   perform chat_private.notify_chat(p_chat_id, 'status');
   return true;
@@ -362,8 +363,8 @@ begin
       where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
       delete from chat_private.chat_leases where chat_id = v_chat.id and expires_at <= now();
       if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
-        perform chat_private.begin_transition(v_chat.id, 'finish_error');
-        perform chat_private.fail_turn(v_chat.id, 'recovery_limit',
+        perform chat_private._begin_transition(v_chat.id, 'finish_error');
+        perform chat_private._fail_turn(v_chat.id, 'recovery_limit',
           'the turn crashed its worker too many times and was stopped');
         perform chat_private.notify_chat(v_chat.id, 'error');
         continue;

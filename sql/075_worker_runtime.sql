@@ -11,7 +11,7 @@ begin
   if p_state is not null and (jsonb_typeof(p_state) <> 'object' or jsonb_typeof(p_state -> 'attempt') <> 'number') then
     raise exception 'retry state must be an object with an attempt number' using errcode = 'CIINV', column = 'state';
   end if;
-  perform chat_private.begin_worker_transition(p_chat_id, 'record_retry_state', p_runner_id, p_history_version,
+  perform chat_private._begin_worker_transition(p_chat_id, 'record_retry_state', p_runner_id, p_history_version,
                                                p_generation_attempt);
   update chat_public.chats set retry_state = p_state,
     generation_attempt = generation_attempt + case when p_state is null then 0 else 1 end

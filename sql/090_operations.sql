@@ -79,7 +79,7 @@ create or replace function chat_private.operator_release_lease(p_chat_id uuid) r
 declare
   v_released boolean;
 begin
-  perform chat_private.begin_transition(p_chat_id, 'operator_release_lease');
+  perform chat_private._begin_transition(p_chat_id, 'operator_release_lease');
   delete from chat_private.chat_leases where chat_id = p_chat_id returning true into v_released;
   perform chat_private.enqueue_chat_run(p_chat_id);
   perform chat_private.notify_chat(p_chat_id, 'lease_released');
@@ -106,18 +106,18 @@ begin
   if not found then
     raise exception 'structured output request not found' using errcode = 'SONTF';
   end if;
-  v_chat := chat_private.begin_transition(v_request.chat_id, 'operator_cancel_request');
-  v_active := chat_private.active_request(v_chat.id) is not distinct from p_request_id;
+  v_chat := chat_private._begin_transition(v_request.chat_id, 'operator_cancel_request');
+  v_active := chat_private._active_request(v_chat.id) is not distinct from p_request_id;
   delete from chat_public.chat_queued_messages where structured_output_request_id = p_request_id;
-  v_receipt := chat_private.write_receipt(p_request_id, 'canceled', 'operator_canceled', p_reason);
+  v_receipt := chat_private._write_receipt(p_request_id, 'canceled', 'operator_canceled', p_reason);
   if v_receipt is null then
     raise exception 'the request has already finished' using errcode = 'SODON';
   end if;
   if v_active and v_chat.status = 'running' then
     update chat_public.chats set status = 'interrupting' where id = v_chat.id;
   elsif v_active and v_chat.status = 'requires_action' then
-    perform chat_private.cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request');
-    perform chat_private.end_turn_and_promote(v_chat.id);
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request');
+    perform chat_private._end_turn_and_promote(v_chat.id);
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;
@@ -130,19 +130,19 @@ select chat_private.grant_execute('chat_private.operator_cancel_request(uuid, te
 
 -- Repair: resumes a chat in error. The queue head runs next; without a queue, the last user input runs again as
 -- a new turn (its structured request, already failed, is not revived). The queue holds no structured request by
--- then: each got its failed receipt when the chat entered error (fail_turn).
+-- then: each got its failed receipt when the chat entered error (_fail_turn).
 create or replace function chat_private.operator_retry_chat(p_chat_id uuid) returns chat_public.chat_status as $$
 declare
   v_last bigint;
 begin
-  perform chat_private.begin_transition(p_chat_id, 'operator_retry_chat');
-  if chat_private.promote_queue_head(p_chat_id) is null then
+  perform chat_private._begin_transition(p_chat_id, 'operator_retry_chat');
+  if chat_private._promote_queue_head(p_chat_id) is null then
     select id into v_last from chat_public.chat_messages
     where chat_id = p_chat_id and role = 'user' and kind = 'message' and not deleted order by id desc limit 1;
     if v_last is null then
       raise exception 'the chat has no user input to retry' using errcode = 'CHTRN';
     end if;
-    perform chat_private.start_turn(p_chat_id, v_last, null);
+    perform chat_private._start_turn(p_chat_id, v_last, null);
   end if;
   update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = p_chat_id;
   perform chat_private.notify_chat(p_chat_id, 'status');

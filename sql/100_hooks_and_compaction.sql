@@ -13,7 +13,7 @@ declare
   v_user uuid := chat_private.require_user();
   v_chat chat_public.chats;
 begin
-  v_chat := chat_private.begin_transition(compact_chat.chat_id, 'compact_chat', v_user);
+  v_chat := chat_private._begin_transition(compact_chat.chat_id, 'compact_chat', v_user);
   update chat_public.chats c set compaction_requested_at = coalesce(c.compaction_requested_at, now())
   where c.id = compact_chat.chat_id returning * into v_chat;
   perform chat_private.notify_chat(compact_chat.chat_id, 'compaction_requested');
@@ -39,7 +39,7 @@ declare
   v_last_assistant bigint;
   v_carry jsonb;
 begin
-  perform chat_private.begin_worker_transition(p_chat_id, 'compact_history', p_runner_id, p_history_version,
+  perform chat_private._begin_worker_transition(p_chat_id, 'compact_history', p_runner_id, p_history_version,
                                                p_generation_attempt);
   if p_summary is null or btrim(p_summary) = '' or octet_length(p_summary) > 262144 then
     raise exception 'summary must be non-blank text of at most 256 KiB' using errcode = 'CIINV', column = 'summary';
@@ -52,7 +52,7 @@ begin
     raise exception 'up_to_message_id is not a live message of this chat' using errcode = 'CIINV',
       column = 'up_to_message_id';
   end if;
-  v_turn := chat_private.open_turn(p_chat_id);
+  v_turn := chat_private._open_turn(p_chat_id);
   select max(m.id) into v_last_assistant from chat_public.chat_messages m
   where m.chat_id = p_chat_id and m.id <= p_up_to_message_id and not m.deleted and m.role = 'assistant'
     and m.kind = 'message';

@@ -111,7 +111,7 @@ begin
   if cardinality(v_ids) > 16 or (select count(distinct i) from unnest(v_ids) i) <> cardinality(v_ids) then
     raise exception 'server_ids holds at most 16 distinct ids' using errcode = 'CIINV', column = 'server_ids';
   end if;
-  perform chat_private.begin_transition(set_chat_mcp_servers.chat_id, 'set_mcp_servers', v_user);
+  perform chat_private._begin_transition(set_chat_mcp_servers.chat_id, 'set_mcp_servers', v_user);
   select i into v_unknown from unnest(v_ids) i
   where not exists (select 1 from chat_private.mcp_servers s where s.id = i and s.enabled) limit 1;
   if v_unknown is not null then

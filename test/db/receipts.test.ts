@@ -42,10 +42,10 @@ async function receiptRow(chatId: string) {
 const receiptCount = (requestId: string) =>
   count(db, "select 1 from chat_public.chat_messages where structured_output_request_id = $1 and kind = 'receipt'", [requestId]);
 
-test("write_receipt twice: the second call returns null and writes nothing", async () => {
+test("_write_receipt twice: the second call returns null and writes nothing", async () => {
   const { chat, requestId } = await structuredTurn();
   const call = () => db.pool.query<{ id: string | null }>(
-    "select chat_private.write_receipt($1, 'canceled', 'operator_canceled') as id", [requestId]);
+    "select chat_private._write_receipt($1, 'canceled', 'operator_canceled') as id", [requestId]);
   const first = (await call()).rows[0]!.id;
   assert.ok(first);
   const second = (await call()).rows[0]!.id;
@@ -55,7 +55,7 @@ test("write_receipt twice: the second call returns null and writes nothing", asy
   assert.equal(request, { status: "canceled", error_code: "operator_canceled", receipt_message_id: first });
   // A different terminal outcome arriving later changes nothing either.
   const late = await db.pool.query<{ id: string | null }>(
-    "select chat_private.write_receipt($1, 'succeeded', null, null, '1'::jsonb) as id", [requestId]);
+    "select chat_private._write_receipt($1, 'succeeded', null, null, '1'::jsonb) as id", [requestId]);
   assert.is(late.rows[0]!.id, null);
   assert.is((await receiptRow(chat.chat_id)).code, "operator_canceled");
 });
@@ -72,7 +72,7 @@ test("finish_turn twice: the second raises CHFNC and writes no second receipt", 
 test("finish_turn after the request already has its receipt does not write another (ambiguous commit recovery)", async () => {
   const { chat, fence, requestId } = await structuredTurn();
   const next = await commitCandidate(db, fence, "42");
-  await db.pool.query("select chat_private.write_receipt($1, 'canceled', 'operator_canceled')", [requestId]);
+  await db.pool.query("select chat_private._write_receipt($1, 'canceled', 'operator_canceled')", [requestId]);
   assert.is(await finishTurn(db, next), "waiting");
   assert.is(await receiptCount(requestId), 1);
   assert.is((await receiptRow(chat.chat_id)).code, "operator_canceled");
@@ -168,9 +168,9 @@ test("finish_turn without a candidate raises SONCD and leaves the turn running",
   assert.is(await chatStatus(db, chat.chat_id), "running");
 });
 
-test("a write_receipt success without a value raises SONCD", async () => {
+test("a _write_receipt success without a value raises SONCD", async () => {
   const { requestId } = await structuredTurn();
-  assert.is(await sqlState(db.pool.query("select chat_private.write_receipt($1, 'succeeded')", [requestId])), "SONCD");
+  assert.is(await sqlState(db.pool.query("select chat_private._write_receipt($1, 'succeeded')", [requestId])), "SONCD");
   assert.is(await receiptCount(requestId), 0);
 });
 

@@ -157,7 +157,7 @@ test("the rule table has one row per driven transition and state, and nothing el
 
 test("an unknown transition name is an internal error (XX000)", async () => {
   const chat = await build("running", false);
-  assert.is(await sqlState(db.pool.query("select chat_private.begin_transition($1, 'no_such_transition')", [chat.chatId])), "XX000");
+  assert.is(await sqlState(db.pool.query("select chat_private._begin_transition($1, 'no_such_transition')", [chat.chatId])), "XX000");
 });
 
 for (const transition of Object.keys(drivers)) {

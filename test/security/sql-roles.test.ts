@@ -51,7 +51,7 @@ const MATRIX: Row[] = [
   ["chat_user", "select * from graphile_worker._private_jobs", "42501"],
   ["chat_user", "select graphile_worker.add_job('chat_run', '{}')", "42501"],
   ["chat_user", "select chat_private.acquire_lease('$chat', 'w', 30)", "42501"],
-  ["chat_user", "select chat_private.write_receipt(gen_random_uuid(), 'succeeded', null, null, '1')", "42501"],
+  ["chat_user", "select chat_private._write_receipt(gen_random_uuid(), 'succeeded', null, null, '1')", "42501"],
   ["chat_user", "select chat_private.grant_execute('chat_private.acquire_lease(uuid, text, integer)', '{chat_user}')", "42501"],
   ["chat_user", "create temporary table t (x int)", "42501"],
   ["chat_user", "create function chat_public.f() returns int language sql as 'select 1'", "42501"],
