@@ -590,6 +590,12 @@ COMMENT ON SCHEMA chat_private IS 'Internal state (secrets, leases, turn progres
 -- COMMENT - SCHEMA chat_public
 COMMENT ON SCHEMA chat_public IS 'Everything a chatd client may see, exposed through GraphQL under row-level security.';
 
+-- COMMENT chat_private COLUMN transition_rules.note
+COMMENT ON COLUMN chat_private.transition_rules.note IS 'What the transition does from this state, in words.';
+
+-- COMMENT chat_private COLUMN transition_rules.to_state
+COMMENT ON COLUMN chat_private.transition_rules.to_state IS 'The states the chat can be in after the transition, the usual one first; empty when it is refused.';
+
 -- COMMENT chat_private FUNCTION acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer)
 COMMENT ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) IS 'Takes the runner lease of a runnable chat with a fresh runner id and starts a new generation attempt. CHLSD when a live lease exists, CHTRN when the chat is not runnable.';
 
@@ -4147,8 +4153,10 @@ CREATE TABLE chat_private.transition_rules (
     transition text NOT NULL,
     from_state text NOT NULL,
     allowed boolean NOT NULL,
-    outcome text NOT NULL,
-    CONSTRAINT transition_rules_from_state_check CHECK ((from_state = ANY (ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text])))
+    note text NOT NULL,
+    to_state text[] NOT NULL,
+    CONSTRAINT transition_rules_from_state_check CHECK ((from_state = ANY (ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]))),
+    CONSTRAINT transition_rules_to_state CHECK (((to_state <@ ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]) AND (allowed = (cardinality(to_state) > 0))))
 );
 
 -- TABLE chat_private turn_progress
