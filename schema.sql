@@ -23,14 +23,14 @@ REVOKE ALL ON FUNCTION chat_private._begin_transition(p_chat_id uuid, p_transiti
 -- ACL chat_private FUNCTION _begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
 REVOKE ALL ON FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _cancel_pending_calls(p_chat_id uuid, p_reason text)
-REVOKE ALL ON FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text) FROM PUBLIC;
+-- ACL chat_private FUNCTION _cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status)
+REVOKE ALL ON FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _close_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _end_turn_and_promote(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid) FROM PUBLIC;
+-- ACL chat_private FUNCTION _end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text)
+REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _fail_turn(p_chat_id uuid, p_kind text, p_message text)
 REVOKE ALL ON FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
@@ -64,6 +64,9 @@ REVOKE ALL ON FUNCTION chat_private._record_receipt(p_request_id uuid, p_chat_id
 
 -- ACL chat_private FUNCTION _start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
 REVOKE ALL ON FUNCTION chat_private._start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _to_state(p_transition text, p_from_state text, p_to_state text)
+REVOKE ALL ON FUNCTION chat_private._to_state(p_transition text, p_from_state text, p_to_state text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _transition_rule(p_transition text, p_from_state text)
 REVOKE ALL ON FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) FROM PUBLIC;
@@ -1278,8 +1281,8 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private _cancel_pending_calls(uuid, text)
-CREATE FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text) RETURNS void
+-- FUNCTION chat_private _cancel_pending_calls(uuid, text, chat_public.chat_status)
+CREATE FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -1294,7 +1297,7 @@ begin
       'result', jsonb_build_object('error', p_reason), 'is_error', true))
     from jsonb_array_elements(v_calls) c;
   end if;
-  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
+  update chat_public.chats set status = p_status, pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;
 end;
 $$;
@@ -1309,8 +1312,8 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private _end_turn_and_promote(uuid)
-CREATE FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid) RETURNS chat_public.chat_status
+-- FUNCTION chat_private _end_turn_and_promote(uuid, text, text)
+CREATE FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) RETURNS chat_public.chat_status
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
@@ -1318,7 +1321,8 @@ declare
   v_status chat_public.chat_status;
 begin
   perform chat_private._close_turn(p_chat_id);
-  v_status := case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
+  v_status := chat_private._to_state(p_transition, p_from_state,
+    case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end);
   update chat_public.chats set status = v_status, retry_state = null, last_error = null,
     pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;
@@ -1347,7 +1351,8 @@ begin
       format('The chat entered error (%s) before this queued request ran.', p_kind));
   end loop;
   perform chat_private._close_turn(p_chat_id);
-  update chat_public.chats set status = 'error', retry_state = null,
+  update chat_public.chats c set status = chat_private._to_state('finish_error', chat_private.chat_state(c)),
+    retry_state = null,
     last_error = jsonb_build_object('kind', p_kind, 'message', left(p_message, 2000)),
     pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;
@@ -1558,6 +1563,24 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private _to_state(text, text, text)
+CREATE FUNCTION chat_private._to_state(p_transition text, p_from_state text, p_to_state text DEFAULT NULL::text) RETURNS chat_public.chat_status
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare
+  v_targets text[] := (chat_private._transition_rule(p_transition, p_from_state)).to_state;
+begin
+  if p_to_state is null and cardinality(v_targets) = 1 then
+    return v_targets[1]::chat_public.chat_status;
+  end if;
+  if p_to_state is null or not p_to_state = any(v_targets) then
+    raise exception '% from % cannot lead to % (transition_rules: %)', p_transition, p_from_state,
+      coalesce(p_to_state, 'an unnamed state'), v_targets using errcode = 'XX000';
+  end if;
+  return p_to_state::chat_public.chat_status;
+end;
+$$;
+
 -- FUNCTION chat_private _transition_rule(text, text)
 CREATE FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) RETURNS chat_private.transition_rules
     LANGUAGE plpgsql STABLE
@@ -1723,8 +1746,8 @@ begin
   if v_chat.requires_action_deadline_at > now() then
     return false;
   end if;
-  perform chat_private._cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline');
-  update chat_public.chats set status = 'running' where id = p_chat_id;
+  perform chat_private._cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline',
+    chat_private._to_state('cancel_requires_action', 'requires_action', 'running'));
   perform chat_private.notify_chat(p_chat_id, 'status');
   return true;
 end;
@@ -2130,7 +2153,8 @@ begin
   end if;
   v_deadline := now() + make_interval(secs => coalesce(p_timeout_seconds,
                                                        chat_private.setting_int('requires_action_timeout_seconds')));
-  update chat_public.chats set status = 'requires_action', pending_tool_calls = p_pending_calls,
+  update chat_public.chats set status = chat_private._to_state('enter_requires_action', 'running'),
+    pending_tool_calls = p_pending_calls,
     requires_action_deadline_at = v_deadline
   where id = p_chat_id;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
@@ -2234,7 +2258,7 @@ begin
   if v_request is not null then
     perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private._end_turn_and_promote(p_chat_id);
+  v_status := chat_private._end_turn_and_promote(p_chat_id, 'finish_interruption', 'interrupting');
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
@@ -2269,8 +2293,9 @@ begin
     v_bumped := true;
   end if;
   update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
-    status = case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
-                  then 'running' else 'waiting' end::chat_public.chat_status,
+    status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
+      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
+           then 'running' else 'waiting' end),
     retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
   where c.id = p_chat_id
   returning * into v_chat;
@@ -2529,10 +2554,12 @@ begin
     raise exception 'the request has already finished' using errcode = 'SODON';
   end if;
   if v_active and v_chat.status = 'running' then
-    update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('operator_cancel_request', 'running', 'interrupting')
+    where id = v_chat.id;
   elsif v_active and v_chat.status = 'requires_action' then
-    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request');
-    perform chat_private._end_turn_and_promote(v_chat.id);
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request',
+      chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
+    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;
@@ -2586,7 +2613,9 @@ begin
     end if;
     perform chat_private._start_turn(p_chat_id, v_last, null);
   end if;
-  update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = p_chat_id;
+  update chat_public.chats set status = chat_private._to_state('operator_retry_chat', 'error'), last_error = null,
+    retry_state = null
+  where id = p_chat_id;
   perform chat_private.notify_chat(p_chat_id, 'status');
   return 'running';
 end;
@@ -3451,8 +3480,9 @@ begin
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
   perform chat_private._close_turn(v_chat.id);
   -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
-  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = v_chat.id;
+  update chat_public.chats c set status = chat_private._to_state('edit_message', chat_private.chat_state(c)),
+    pending_tool_calls = '[]', requires_action_deadline_at = null, last_error = null, retry_state = null
+  where c.id = v_chat.id;
   foreach v_pending in array v_superseded loop
     v_receipt := chat_private._write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
@@ -3461,7 +3491,6 @@ begin
   end loop;
   v_new_message := chat_private._insert_input(v_chat.id, content, v_request, v_user);
   perform chat_private._start_turn(v_chat.id, v_new_message, v_request);
-  update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = v_chat.id;
   perform chat_private.notify_chat(v_chat.id, 'history_reset');
   return (v_chat.id, v_new_message, null, v_request, v_receipts)::chat_public.chat_input_result;
 end;
@@ -3488,10 +3517,10 @@ declare
 begin
   v_chat := chat_private._begin_transition(interrupt_chat.chat_id, 'interrupt', v_user);
   if v_chat.status = 'running' then
-    update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('interrupt', 'running') where id = v_chat.id;
   elsif v_chat.status = 'requires_action' then
-    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user interrupted');
-    update chat_public.chats set status = 'running' where id = v_chat.id;
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user interrupted',
+      chat_private._to_state('interrupt', 'requires_action'));
   end if;
   perform chat_private.notify_chat(v_chat.id, 'status');
   -- Subagents stop with their parent, whatever the parent is doing: a child left running would go on spending with
@@ -3534,12 +3563,14 @@ begin
   where id = v_queued.id;
   if v_state in ('waiting', 'error') then
     v_message := chat_private._promote_queue_head(v_chat.id);
-    update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('promote_queued_message', v_state), last_error = null
+    where id = v_chat.id;
   elsif v_state = 'running' then
-    update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('promote_queued_message', v_state)
+    where id = v_chat.id;
   elsif v_state = 'requires_action' then
-    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message');
-    update chat_public.chats set status = 'running' where id = v_chat.id;
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message',
+      chat_private._to_state('promote_queued_message', v_state));
   end if;
   perform chat_private.notify_chat(v_chat.id, 'queue');
   return (v_chat.id, v_message, case when v_message is null then v_queued.id end,
@@ -3589,7 +3620,7 @@ begin
   if v_state = 'waiting' and not exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = v_chat.id) then
     v_message := chat_private._insert_input(v_chat.id, content, v_request, v_user);
     perform chat_private._start_turn(v_chat.id, v_message, v_request);
-    update chat_public.chats set status = 'running' where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('send_message', v_state) where id = v_chat.id;
   elsif v_state in ('waiting', 'error') then
     -- Older queued inputs keep their place: this one joins the queue and the head starts the next turn.
     v_queued := chat_private._queue_message(v_chat.id, content, v_request, v_user, false);
@@ -3599,14 +3630,16 @@ begin
     else
       v_queued := null;
     end if;
-    update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('send_message', v_state), last_error = null
+    where id = v_chat.id;
   else
     v_queued := chat_private._queue_message(v_chat.id, content, v_request, v_user, v_interrupt);
     if v_interrupt and v_state = 'running' then
-      update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+      update chat_public.chats set status = chat_private._to_state('send_message', v_state, 'interrupting')
+      where id = v_chat.id;
     elsif v_interrupt and v_state = 'requires_action' then
-      perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message');
-      update chat_public.chats set status = 'running' where id = v_chat.id;
+      perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message',
+        chat_private._to_state('send_message', v_state, 'running'));
     end if;
   end if;
   v_result := (v_chat.id, v_message, v_queued, v_request, '{}')::chat_public.chat_input_result;
@@ -3714,7 +3747,8 @@ begin
     'result', r -> 'result', 'is_error', coalesce((r ->> 'is_error')::boolean, false)) order by c.ord), v_user
   from jsonb_array_elements(results) r
   join jsonb_array_elements(v_chat.pending_tool_calls) with ordinality c(c, ord) on c ->> 'tool_call_id' = r ->> 'tool_call_id';
-  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
+  update chat_public.chats set status = chat_private._to_state('submit_tool_results', 'requires_action'),
+    pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
   perform chat_private.notify_chat(v_chat.id, 'tool_results');
   return (select c from chat_public.chats c where c.id = v_chat.id);

@@ -25,6 +25,26 @@ end;
 $$ language plpgsql stable;
 select chat_private.grant_execute('chat_private._transition_rule(text, text)', '{}');
 
+-- The status a transition moves the chat to, read from its rule (to_state): with p_to_state null the rule's only
+-- target, otherwise p_to_state, which the rule must list (where an argument or the queue decides between targets).
+-- A transition that would move the chat anywhere else is a bug in the rules or in the function: XX000.
+create or replace function chat_private._to_state(p_transition text, p_from_state text, p_to_state text default null)
+returns chat_public.chat_status as $$
+declare
+  v_targets text[] := (chat_private._transition_rule(p_transition, p_from_state)).to_state;
+begin
+  if p_to_state is null and cardinality(v_targets) = 1 then
+    return v_targets[1]::chat_public.chat_status;
+  end if;
+  if p_to_state is null or not p_to_state = any(v_targets) then
+    raise exception '% from % cannot lead to % (transition_rules: %)', p_transition, p_from_state,
+      coalesce(p_to_state, 'an unnamed state'), v_targets using errcode = 'XX000';
+  end if;
+  return p_to_state::chat_public.chat_status;
+end;
+$$ language plpgsql stable;
+select chat_private.grant_execute('chat_private._to_state(text, text, text)', '{}');
+
 -- The live-lease check: p_runner_id (any runner when null) holds an unexpired lease on the chat. A worker
 -- transition's fence holds only while its runner does; acquire_lease refuses while any runner does. Callers ask in
 -- a statement of their own after the chat lock is held, so a lease changed by a transaction they waited for is seen.
@@ -392,9 +412,11 @@ $$ language plpgsql volatile security definer set search_path to pg_catalog, pub
 select chat_private.grant_execute('chat_private._record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)', '{}');
 
 -- Answers the client tool calls the chat waits on with synthetic cancellations (a fencing history insert) and resumes
--- the turn. The status changes in the same UPDATE that clears the deadline: the chats CHECK ties requires_action to a
--- deadline, so clearing the deadline alone while the chat is still requires_action is refused (23514).
-create or replace function chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text) returns void as $$
+-- the turn in p_status (the calling transition's target, chat_private._to_state). The status changes in the same
+-- UPDATE that clears the deadline: the chats CHECK ties requires_action to a deadline, so clearing the deadline alone
+-- while the chat is still requires_action is refused (23514).
+create or replace function chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text,
+  p_status chat_public.chat_status) returns void as $$
 declare
   v_calls jsonb;
 begin
@@ -406,11 +428,11 @@ begin
       'result', jsonb_build_object('error', p_reason), 'is_error', true))
     from jsonb_array_elements(v_calls) c;
   end if;
-  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
+  update chat_public.chats set status = p_status, pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private._cancel_pending_calls(uuid, text)', '{}');
+select chat_private.grant_execute('chat_private._cancel_pending_calls(uuid, text, chat_public.chat_status)', '{}');
 
 -- The pending structured request of the chat's open turn, if any.
 create or replace function chat_private._active_request(p_chat_id uuid) returns uuid as $$
@@ -422,21 +444,24 @@ end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private._active_request(uuid)', '{}');
 
--- Ends the open turn and runs the next queued input, or lets the chat wait. Receipts of the ended turn must be
--- written before this is called, so they precede the promoted input in the transcript.
-create or replace function chat_private._end_turn_and_promote(p_chat_id uuid) returns chat_public.chat_status as $$
+-- Ends the open turn and runs the next queued input, or lets the chat wait: the target of p_transition from
+-- p_from_state. Receipts of the ended turn must be written before this is called, so they precede the promoted input
+-- in the transcript.
+create or replace function chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text)
+returns chat_public.chat_status as $$
 declare
   v_status chat_public.chat_status;
 begin
   perform chat_private._close_turn(p_chat_id);
-  v_status := case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
+  v_status := chat_private._to_state(p_transition, p_from_state,
+    case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end);
   update chat_public.chats set status = v_status, retry_state = null, last_error = null,
     pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;
   return v_status;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private._end_turn_and_promote(uuid)', '{}');
+select chat_private.grant_execute('chat_private._end_turn_and_promote(uuid, text, text)', '{}');
 
 -- Infrastructure failure: the active request fails with generation_failed and the chat enters `error`. A queued
 -- structured request would wait there with no receipt for as long as nobody resumes the chat, so each one leaves
@@ -459,7 +484,8 @@ begin
       format('The chat entered error (%s) before this queued request ran.', p_kind));
   end loop;
   perform chat_private._close_turn(p_chat_id);
-  update chat_public.chats set status = 'error', retry_state = null,
+  update chat_public.chats c set status = chat_private._to_state('finish_error', chat_private.chat_state(c)),
+    retry_state = null,
     last_error = jsonb_build_object('kind', p_kind, 'message', left(p_message, 2000)),
     pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;

@@ -192,7 +192,7 @@ begin
   if v_state = 'waiting' and not exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = v_chat.id) then
     v_message := chat_private._insert_input(v_chat.id, content, v_request, v_user);
     perform chat_private._start_turn(v_chat.id, v_message, v_request);
-    update chat_public.chats set status = 'running' where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('send_message', v_state) where id = v_chat.id;
   elsif v_state in ('waiting', 'error') then
     -- Older queued inputs keep their place: this one joins the queue and the head starts the next turn.
     v_queued := chat_private._queue_message(v_chat.id, content, v_request, v_user, false);
@@ -202,14 +202,16 @@ begin
     else
       v_queued := null;
     end if;
-    update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('send_message', v_state), last_error = null
+    where id = v_chat.id;
   else
     v_queued := chat_private._queue_message(v_chat.id, content, v_request, v_user, v_interrupt);
     if v_interrupt and v_state = 'running' then
-      update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+      update chat_public.chats set status = chat_private._to_state('send_message', v_state, 'interrupting')
+      where id = v_chat.id;
     elsif v_interrupt and v_state = 'requires_action' then
-      perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message');
-      update chat_public.chats set status = 'running' where id = v_chat.id;
+      perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user sent a new message',
+        chat_private._to_state('send_message', v_state, 'running'));
     end if;
   end if;
   v_result := (v_chat.id, v_message, v_queued, v_request, '{}')::chat_public.chat_input_result;
@@ -290,8 +292,9 @@ begin
   delete from chat_public.chat_queued_messages q where q.chat_id = v_chat.id;
   perform chat_private._close_turn(v_chat.id);
   -- Status with the deadline in one UPDATE (the chats CHECK ties requires_action to a deadline).
-  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = v_chat.id;
+  update chat_public.chats c set status = chat_private._to_state('edit_message', chat_private.chat_state(c)),
+    pending_tool_calls = '[]', requires_action_deadline_at = null, last_error = null, retry_state = null
+  where c.id = v_chat.id;
   foreach v_pending in array v_superseded loop
     v_receipt := chat_private._write_receipt(v_pending, 'canceled', 'superseded');
     if v_receipt is not null then
@@ -300,7 +303,6 @@ begin
   end loop;
   v_new_message := chat_private._insert_input(v_chat.id, content, v_request, v_user);
   perform chat_private._start_turn(v_chat.id, v_new_message, v_request);
-  update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = v_chat.id;
   perform chat_private.notify_chat(v_chat.id, 'history_reset');
   return (v_chat.id, v_new_message, null, v_request, v_receipts)::chat_public.chat_input_result;
 end;
@@ -364,12 +366,14 @@ begin
   where id = v_queued.id;
   if v_state in ('waiting', 'error') then
     v_message := chat_private._promote_queue_head(v_chat.id);
-    update chat_public.chats set status = 'running', last_error = null where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('promote_queued_message', v_state), last_error = null
+    where id = v_chat.id;
   elsif v_state = 'running' then
-    update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('promote_queued_message', v_state)
+    where id = v_chat.id;
   elsif v_state = 'requires_action' then
-    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message');
-    update chat_public.chats set status = 'running' where id = v_chat.id;
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user promoted a queued message',
+      chat_private._to_state('promote_queued_message', v_state));
   end if;
   perform chat_private.notify_chat(v_chat.id, 'queue');
   return (v_chat.id, v_message, case when v_message is null then v_queued.id end,
@@ -388,10 +392,10 @@ declare
 begin
   v_chat := chat_private._begin_transition(interrupt_chat.chat_id, 'interrupt', v_user);
   if v_chat.status = 'running' then
-    update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('interrupt', 'running') where id = v_chat.id;
   elsif v_chat.status = 'requires_action' then
-    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user interrupted');
-    update chat_public.chats set status = 'running' where id = v_chat.id;
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the user interrupted',
+      chat_private._to_state('interrupt', 'requires_action'));
   end if;
   perform chat_private.notify_chat(v_chat.id, 'status');
   -- Subagents stop with their parent, whatever the parent is doing: a child left running would go on spending with
@@ -441,7 +445,8 @@ begin
     'result', r -> 'result', 'is_error', coalesce((r ->> 'is_error')::boolean, false)) order by c.ord), v_user
   from jsonb_array_elements(results) r
   join jsonb_array_elements(v_chat.pending_tool_calls) with ordinality c(c, ord) on c ->> 'tool_call_id' = r ->> 'tool_call_id';
-  update chat_public.chats set status = 'running', pending_tool_calls = '[]', requires_action_deadline_at = null
+  update chat_public.chats set status = chat_private._to_state('submit_tool_results', 'requires_action'),
+    pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = v_chat.id;
   perform chat_private.notify_chat(v_chat.id, 'tool_results');
   return (select c from chat_public.chats c where c.id = v_chat.id);

@@ -178,7 +178,8 @@ begin
   end if;
   v_deadline := now() + make_interval(secs => coalesce(p_timeout_seconds,
                                                        chat_private.setting_int('requires_action_timeout_seconds')));
-  update chat_public.chats set status = 'requires_action', pending_tool_calls = p_pending_calls,
+  update chat_public.chats set status = chat_private._to_state('enter_requires_action', 'running'),
+    pending_tool_calls = p_pending_calls,
     requires_action_deadline_at = v_deadline
   where id = p_chat_id;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
@@ -227,8 +228,9 @@ begin
     v_bumped := true;
   end if;
   update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
-    status = case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
-                  then 'running' else 'waiting' end::chat_public.chat_status,
+    status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
+      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
+           then 'running' else 'waiting' end),
     retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
   where c.id = p_chat_id
   returning * into v_chat;
@@ -300,7 +302,7 @@ begin
   if v_request is not null then
     perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private._end_turn_and_promote(p_chat_id);
+  v_status := chat_private._end_turn_and_promote(p_chat_id, 'finish_interruption', 'interrupting');
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
@@ -318,8 +320,8 @@ begin
   if v_chat.requires_action_deadline_at > now() then
     return false;
   end if;
-  perform chat_private._cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline');
-  update chat_public.chats set status = 'running' where id = p_chat_id;
+  perform chat_private._cancel_pending_calls(p_chat_id, 'canceled: the client did not answer before the deadline',
+    chat_private._to_state('cancel_requires_action', 'requires_action', 'running'));
   perform chat_private.notify_chat(p_chat_id, 'status');
   return true;
 end;

@@ -114,10 +114,12 @@ begin
     raise exception 'the request has already finished' using errcode = 'SODON';
   end if;
   if v_active and v_chat.status = 'running' then
-    update chat_public.chats set status = 'interrupting' where id = v_chat.id;
+    update chat_public.chats set status = chat_private._to_state('operator_cancel_request', 'running', 'interrupting')
+    where id = v_chat.id;
   elsif v_active and v_chat.status = 'requires_action' then
-    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request');
-    perform chat_private._end_turn_and_promote(v_chat.id);
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request',
+      chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
+    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;
@@ -144,7 +146,9 @@ begin
     end if;
     perform chat_private._start_turn(p_chat_id, v_last, null);
   end if;
-  update chat_public.chats set status = 'running', last_error = null, retry_state = null where id = p_chat_id;
+  update chat_public.chats set status = chat_private._to_state('operator_retry_chat', 'error'), last_error = null,
+    retry_state = null
+  where id = p_chat_id;
   perform chat_private.notify_chat(p_chat_id, 'status');
   return 'running';
 end;

@@ -154,6 +154,25 @@ test("an unknown transition name is an internal error (XX000)", async () => {
   assert.is(await sqlState(db.pool.query("select chat_private._begin_transition($1, 'no_such_transition')", [chat.chatId])), "XX000");
 });
 
+test("the functions read to_state: a rule's only target is where they go, a target they choose must be listed", async () => {
+  const setTargets = (transition: string, from: State, targets: string[]) => db.pool.query(
+    "update chat_private.transition_rules set to_state = $3 where transition = $1 and from_state = $2", [transition, from, targets]);
+  const interrupted = await build("running", false);
+  const finished = await build("running", true);
+  await setTargets("interrupt", "running", ["error"]);
+  await setTargets("finish_turn", "running", ["waiting"]);
+  try {
+    await drivers.interrupt!.call(interrupted, "running");
+    assert.is(await chatStatus(db, interrupted.chatId), "error", "interrupt follows its rule's only target");
+    // The queued message makes finish_turn choose running, which the rule no longer lists.
+    assert.is(await sqlState(drivers.finish_turn!.call(finished, "running")), "XX000");
+    assert.is(await chatStatus(db, finished.chatId), "running");
+  } finally {
+    await setTargets("interrupt", "running", ["interrupting"]);
+    await setTargets("finish_turn", "running", ["waiting", "running"]);
+  }
+});
+
 for (const transition of Object.keys(drivers)) {
   test(`transition rules: ${transition} — allowed rows succeed, forbidden rows raise CHTRN/CHARC`, async () => {
     const driver = drivers[transition]!;
