@@ -12,6 +12,8 @@ create or replace view chat_private.stuck_chats with (security_invoker = true) a
   where c.status in ('running', 'interrupting') and (l.chat_id is null or l.expires_at <= now());
 comment on view chat_private.stuck_chats is
   E'Runnable chats (running, interrupting) without a live lease. The worker''s sweep re-enqueues them every few seconds; a row that stays here means no worker is running. Columns: lease_expired_at is null when no lease was ever taken for the current run; stuck_for counts from the lease expiry or the last change; recoveries is the open turn''s count of expired leases.';
+-- The worker's /metrics counts stuck chats (src/metrics.ts).
+grant select on chat_private.stuck_chats to chat_operator, chat_worker;
 
 create or replace view chat_private.lease_holders with (security_invoker = true) as
   select l.chat_id, l.runner_id, l.worker_id, l.acquired_at, l.expires_at, l.expires_at > now() as live,
@@ -19,6 +21,7 @@ create or replace view chat_private.lease_holders with (security_invoker = true)
   from chat_private.chat_leases l join chat_public.chats c on c.id = l.chat_id;
 comment on view chat_private.lease_holders is
   E'Every runner lease: which worker process (worker_id: host:pid:suffix) holds which chat, until when, and whether it is still live.';
+grant select on chat_private.lease_holders to chat_operator;
 
 create or replace view chat_private.request_outcomes_hourly with (security_invoker = true) as
   select date_trunc('hour', coalesce(finished_at, created_at)) as hour, status, error_code, count(*) as requests,
@@ -29,6 +32,7 @@ create or replace view chat_private.request_outcomes_hourly with (security_invok
   group by 1, 2, 3, 5, 6, 7;
 comment on view chat_private.request_outcomes_hourly is
   E'Structured output requests per hour (of their receipt, or of their creation while pending), by status, error code and the model that produced the receipt (model_config_id, provider, model: null while pending and for receipts written before provenance was recorded), with their attempts, steps and tokens summed and the mean time from the turn''s start to the receipt. Sum over the model columns for outcomes alone.';
+grant select on chat_private.request_outcomes_hourly to chat_operator;
 
 create or replace view chat_private.recent_failures with (security_invoker = true) as
   select r.finished_at as at, 'request' as kind, r.chat_id, r.id as request_id, r.error_code as code, r.error_message as message
@@ -38,6 +42,7 @@ create or replace view chat_private.recent_failures with (security_invoker = tru
   from chat_public.chats c where c.status = 'error';
 comment on view chat_private.recent_failures is
   E'Failed structured requests and chats in error, with their sanitized reasons (never provider bodies or schema values). Order by `at` desc.';
+grant select on chat_private.recent_failures to chat_operator;
 
 create or replace view chat_private.queue_depth with (security_invoker = true) as
   select q.chat_id, c.status, count(*) as queued, count(q.structured_output_request_id) as queued_structured,
@@ -46,6 +51,7 @@ create or replace view chat_private.queue_depth with (security_invoker = true) a
   group by q.chat_id, c.status;
 comment on view chat_private.queue_depth is
   E'Queued inputs per chat: how many, how many carry a structured request, and the age of the oldest. A chat in error keeps its plain queued inputs until the client (or chat_private.operator_retry_chat) resumes it; its queued structured requests got failed receipts when it entered error.';
+grant select on chat_private.queue_depth to chat_operator;
 
 create or replace view chat_private.turns_at_recovery_bound with (security_invoker = true) as
   select t.chat_id, t.id as turn_id, t.structured_output_request_id, t.recoveries, t.steps, t.started_at, t.finished_at
@@ -53,6 +59,7 @@ create or replace view chat_private.turns_at_recovery_bound with (security_invok
   where t.recoveries >= chat_private.setting_int('max_recoveries_per_turn');
 comment on view chat_private.turns_at_recovery_bound is
   E'Turns whose worker crashed (lease expired) as often as max_recoveries_per_turn allows, or more: the next crash, or the one that already happened, failed them with generation_failed.';
+grant select on chat_private.turns_at_recovery_bound to chat_operator;
 
 -- Graphile Worker's queue has no RLS and lives in a schema of its own that chat_operator cannot read (its migrations
 -- own it and may recreate its objects, dropping any grant we add there). This view therefore runs with its owner's
@@ -72,6 +79,7 @@ create or replace view chat_private.job_queue as
   group by j.task_identifier;
 comment on view chat_private.job_queue is
   E'Graphile Worker jobs by task, each counted once: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a live worker), locked_by_dead_worker (its worker stopped reporting: the sweep re-enqueues the chat and removes the job), failed_permanently (out of attempts, not locked) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';
+grant select on chat_private.job_queue to chat_operator;
 
 -- Repair: a lease held by a worker that is gone (or hung) is released and the chat re-enqueued at once, instead of
 -- waiting for the lease to expire. The old runner, if alive, is fenced out (its lease row is gone).
@@ -156,9 +164,3 @@ $$ language plpgsql volatile security definer set search_path to pg_catalog, pub
 comment on function chat_private.operator_retry_chat(uuid) is
   E'Operator repair: resumes a chat in error: the queue head runs next, else the last user input runs again as a new turn. Queued structured requests already have failed receipts (generation_failed) from when the chat entered error.';
 select chat_private.grant_execute('chat_private.operator_retry_chat(uuid)', '{chat_operator}');
-
-grant select on chat_private.stuck_chats, chat_private.lease_holders, chat_private.request_outcomes_hourly,
-  chat_private.recent_failures, chat_private.queue_depth, chat_private.turns_at_recovery_bound, chat_private.job_queue
-  to chat_operator;
--- The worker's /metrics counts stuck chats (src/metrics.ts).
-grant select on chat_private.stuck_chats to chat_worker;
