@@ -10,7 +10,7 @@ import { asUser, text, type InputResult } from "./chats.ts";
 import { startWorker, type RunningWorker, type WorkerOptions } from "../../worker/index.ts";
 import { DatabaseHealth } from "../../src/db/pool.ts";
 import { ChatListener } from "../../worker/loop/listener.ts";
-import type { RuntimeDeps } from "../../worker/loop/run.ts";
+import type { RuntimeDeps } from "../../worker/loop/runtime.ts";
 
 export const testLogger = pino({ level: process.env.CHATD_TEST_LOG || "silent" });
 

@@ -34,13 +34,25 @@ async function stopProcess(child: ReturnType<typeof spawnWorkerProcess>): Promis
   await child.exited;
 }
 
-// after_tool_results: the list_files result was held back to ride with the next commit (run.ts), so it is lost
-// with the worker and the survivor runs the call again; exactly one result is committed either way.
-for (const point of ["provider_stream", "after_assistant_commit", "during_tool_execution", "after_tool_results"]) {
+/** What each crash leaves committed: the turn is open, and nothing after the fault point is in it. The list and read
+ * results are held back to ride with the next commit (results.ts), so a crash before that commit loses them and the
+ * survivor runs the call again; exactly one result is committed either way. before_final_commit stands in front of
+ * the one transaction that commits the final answer and finishes the turn: none of it may be there. */
+const AT_CRASH: Record<string, { rows: string[]; steps: number }> = {
+  provider_stream: { rows: ["user:text"], steps: 0 },
+  after_assistant_commit: { rows: COMPLETE.slice(0, 2), steps: 1 },
+  during_tool_execution: { rows: COMPLETE.slice(0, 2), steps: 1 },
+  after_tool_results: { rows: COMPLETE.slice(0, 2), steps: 1 },
+  before_final_commit: { rows: COMPLETE.slice(0, 4), steps: 2 },
+};
+
+for (const [point, atCrash] of Object.entries(AT_CRASH)) {
   test(`worker killed at ${point}: a second worker process recovers the turn exactly once`, async () => {
     const chat = await createWorkerChat(db, user, `kill at ${point}`);
     const doomed = spawnWorkerProcess(db, root, { CHATD_FAULTS: `${point}:exit` });
     assert.is(await doomed.exited, 137, "the first worker died at the fault point");
+    assert.equal(shape(await messages(db, chat)), atCrash.rows, "what the crash left committed");
+    assert.equal(await turn(db, chat), [{ steps: atCrash.steps, recoveries: 0, finished: false }], "the turn is still open");
     const survivor = spawnWorkerProcess(db, root);
     try {
       await waitFor("the recovered turn to finish", async () => (await turn(db, chat))[0]?.finished);
