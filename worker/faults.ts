@@ -5,8 +5,8 @@
 
 export const FAULT_POINTS = [
   "provider_stream",
-  // After a step is committed with its turn still open (loop/step-commit.ts): one with calls or a rejected finalizer
-  // batch, or one that ends the turn while a stop hook is enabled (the hooks run before the turn ends).
+  // After a step is committed with its turn still open (loop/step-commit.ts): one that leaves work in the turn (calls,
+  // a pause, a rejected finalizer batch), or one that ends it while a stop hook is enabled (hooks run before the end).
   "after_assistant_commit",
   // In front of the one transaction that commits a step ending the turn and ends it (loop/step-commit.ts).
   "before_final_commit",

@@ -71,6 +71,24 @@ test("killed in front of the final commit: nothing of the step is there; the rec
   assert.equal((await turn(db, chat)).map((t) => t.recoveries), [1]);
 });
 
+test("configured fault points do not change the commit path: the candidate and its receipt are one transaction", async () => {
+  const chat = await createWorkerChat(db, user, script([finalize('{"output":{"n":9}}')]),
+    { responseFormat: structured("report", REPORT), workspace: null });
+  // Both fire only while a stop hook holds the turn open after the step; without one the worker runs the turn through.
+  const worker = spawnWorkerProcess(db, root, { CHATD_FAULTS: "after_assistant_commit:exit,after_candidate_commit:exit" });
+  try {
+    await waitForStatus(db, chat, "waiting");
+  } finally {
+    worker.kill("SIGTERM");
+    assert.is(await worker.exited, 0, "a graceful exit: no fault point was reached");
+  }
+  assert.equal(await receipts(chat), [{ status: "succeeded", code: null, value: '{"n": 9}' }]);
+  const { rows } = await db.pool.query<{ kind: string; xmin: string }>(
+    "select kind::text, xmin::text from chat_public.chat_messages where chat_id = $1 and role <> 'user' order by id", [chat]);
+  assert.equal(rows.map((r) => r.kind), ["message", "message", "receipt"], "the finalizer call, its accepted result, the receipt");
+  assert.is(new Set(rows.map((r) => r.xmin)).size, 1, "all written by one transaction");
+});
+
 // Without a stop hook the candidate and the receipt are one transaction (the test above and the next). With one, the
 // hooks run between them, so a crash there leaves a durable candidate and no receipt.
 test("killed after the candidate commit, before the receipt (a stop hook is enabled): the recovered turn commits exactly one success", async () => {
@@ -82,11 +100,12 @@ test("killed after the candidate commit, before the receipt (a stop hook is enab
     await crashAt("after_candidate_commit");
     assert.equal([await receipts(chat), await openTurn(chat)], [[], [{ steps: 1, candidate_present: true }]],
       "the candidate is committed, the receipt is not");
-    assert.is(hook.calls.length, 0, "the worker died before the hooks ran");
+    const calls = () => hook.calls.filter((call) => call.payload.chat_id === chat).length;
+    assert.is(calls(), 0, "the worker died before the hooks ran");
     await recoverWithHealthyWorker(chat);
     assert.equal(await receipts(chat), [{ status: "succeeded", code: null, value: '{"n": 123456789012345678901234567890}' }],
       "the durable candidate closed the turn; the model was not asked again");
-    assert.is(hook.calls.length, 1, "the recovering worker ran the hook before finishing");
+    assert.is(calls(), 1, "the recovering worker ran the hook before finishing");
     assert.equal((await turn(db, chat)).map((t) => t.recoveries), [1]);
   } finally {
     await removeStopHooks(db);

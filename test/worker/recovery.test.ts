@@ -70,6 +70,22 @@ for (const [point, atCrash] of Object.entries(AT_CRASH)) {
   });
 }
 
+test("a configured fault point does not change the commit path: a final answer and its turn's end are one transaction", async () => {
+  const chat = await createWorkerChat(db, user, JSON.stringify({ script: [{ text: "done" }] }), { workspace: null });
+  // after_assistant_commit fires only after a step that leaves the turn open; this one-step turn never gets there.
+  const worker = spawnWorkerProcess(db, root, { CHATD_FAULTS: "after_assistant_commit:exit" });
+  try {
+    await waitForStatus(db, chat, "waiting");
+  } finally {
+    worker.kill("SIGTERM");
+    assert.is(await worker.exited, 0, "a graceful exit: the fault point was never reached");
+  }
+  const { rows } = await db.pool.query<{ step: string; turn: string }>(
+    `select (select xmin::text from chat_public.chat_messages where chat_id = $1 and role = 'assistant') as step,
+            (select xmin::text from chat_private.turn_progress where chat_id = $1) as turn`, [chat]);
+  assert.is(rows[0]!.step, rows[0]!.turn, "the step and the finished turn were written by the same transaction");
+});
+
 test("a turn that crashes its worker every time fails after max_recoveries_per_turn; the queue stays usable", async () => {
   const chat = await createWorkerChat(db, user, "always crash");
   const first = spawnWorkerProcess(db, root, { CHATD_FAULTS: "provider_stream:exit" });

@@ -55,9 +55,9 @@ export async function commitFinalizerStep(ctx: CommitContext, step: StreamedStep
   const { next } = commit;
   if (next.kind === "ordinary") return null;
   const outcome = next.kind === "fail" ? next.outcome : null;
-  const status = next.kind === "continue"
-    ? await commitOpen(ctx, commit.messages, commit.progress, step.retried)
-    : await commitClosing(ctx, commit.messages, commit.progress, outcome, step.retried);
+  let status: string | null = null;
+  if (next.kind === "continue") await commitOpen(ctx, commit.messages, commit.progress, step.retried);
+  else status = await commitClosing(ctx, commit.messages, commit.progress, outcome, step.retried);
   ctx.log.info({ request_id: state.structured.requestId, verdict: verdict.kind,
     ...(verdict.kind === "rejected" ? { reason: verdict.reason } : {}) }, "finalizer batch judged");
   if (verdict.kind === "rejected") await fault(ctx.faults, "after_placeholder_commit");
@@ -70,11 +70,10 @@ export async function commitFinalizerStep(ctx: CommitContext, step: StreamedStep
 }
 
 /** The step alone (commit_step). */
-async function commitOpen(ctx: CommitContext, messagesJson: string, progressJson: string, retried: boolean): Promise<null> {
+async function commitOpen(ctx: CommitContext, messagesJson: string, progressJson: string, retried: boolean): Promise<void> {
   await ctx.tx.commitStepJson(messagesJson, progressJson);
   if (retried) await ctx.tx.recordRetryState(null);
   await fault(ctx.faults, "after_assistant_commit");
-  return null;
 }
 
 /** The step and the turn's end in one transaction; the chat's new status. Null: a stop hook is enabled, so only the
