@@ -6,7 +6,9 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createUser, setStructuredExperiment, structured } from "../support/chats.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { createWorkerChat, makeWorkspaces, setSetting, spawnWorkerProcess, turn, waitFor, waitForStatus } from "../support/worker.ts";
+import {
+  createWorkerChat, makeWorkspaces, runUntilWaiting, setSetting, spawnWorkerProcess, turn, waitFor, waitForStatus,
+} from "../support/worker.ts";
 import { addStopHook, removeStopHooks, startHookServer } from "../hooks/mock-hook-server.ts";
 
 let db: TestDatabase;
@@ -75,13 +77,8 @@ test("configured fault points do not change the commit path: the candidate and i
   const chat = await createWorkerChat(db, user, script([finalize('{"output":{"n":9}}')]),
     { responseFormat: structured("report", REPORT), workspace: null });
   // Both fire only while a stop hook holds the turn open after the step; without one the worker runs the turn through.
-  const worker = spawnWorkerProcess(db, root, { CHATD_FAULTS: "after_assistant_commit:exit,after_candidate_commit:exit" });
-  try {
-    await waitForStatus(db, chat, "waiting");
-  } finally {
-    worker.kill("SIGTERM");
-    assert.is(await worker.exited, 0, "a graceful exit: no fault point was reached");
-  }
+  assert.is(await runUntilWaiting(db, root, chat, { CHATD_FAULTS: "after_assistant_commit:exit,after_candidate_commit:exit" }), 0,
+    "a graceful exit: no fault point was reached");
   assert.equal(await receipts(chat), [{ status: "succeeded", code: null, value: '{"n": 9}' }]);
   const { rows } = await db.pool.query<{ kind: string; xmin: string }>(
     "select kind::text, xmin::text from chat_public.chat_messages where chat_id = $1 and role <> 'user' order by id", [chat]);

@@ -134,6 +134,18 @@ export function spawnWorkerProcess(db: TestDatabase, workspacesRoot: string, env
   return Object.assign(child, { exited });
 }
 
+/** Runs a worker process (with `env`, e.g. CHATD_FAULTS) until the chat waits again, then stops it with SIGTERM.
+ * Returns its exit status: 0 is a graceful exit, so no `exit` fault point fired. */
+export async function runUntilWaiting(db: TestDatabase, workspacesRoot: string, chatId: string, env: Record<string, string>): Promise<number | null> {
+  const worker = spawnWorkerProcess(db, workspacesRoot, env);
+  try {
+    await waitForStatus(db, chatId, "waiting");
+  } finally {
+    worker.kill("SIGTERM");
+  }
+  return worker.exited;
+}
+
 /** Runtime dependencies for calling the chat_run task body directly (two runners racing in one process). */
 export function makeDeps(db: TestDatabase, workspacesRoot: string, workerId: string): RuntimeDeps & { close(): Promise<void> } {
   const health = new DatabaseHealth(testLogger);

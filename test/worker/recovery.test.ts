@@ -8,7 +8,8 @@ import { createUser, sendMessage } from "../support/chats.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { barrier, startMockProvider } from "../support/mock-providers/index.ts";
 import {
-  addModelConfig, createWorkerChat, makeWorkspaces, messages, setSetting, shape, spawnWorkerProcess, turn, waitFor, waitForStatus,
+  addModelConfig, createWorkerChat, makeWorkspaces, messages, runUntilWaiting, setSetting, shape, spawnWorkerProcess, turn, waitFor,
+  waitForStatus,
 } from "../support/worker.ts";
 
 let db: TestDatabase;
@@ -73,13 +74,8 @@ for (const [point, atCrash] of Object.entries(AT_CRASH)) {
 test("a configured fault point does not change the commit path: a final answer and its turn's end are one transaction", async () => {
   const chat = await createWorkerChat(db, user, JSON.stringify({ script: [{ text: "done" }] }), { workspace: null });
   // after_assistant_commit fires only after a step that leaves the turn open; this one-step turn never gets there.
-  const worker = spawnWorkerProcess(db, root, { CHATD_FAULTS: "after_assistant_commit:exit" });
-  try {
-    await waitForStatus(db, chat, "waiting");
-  } finally {
-    worker.kill("SIGTERM");
-    assert.is(await worker.exited, 0, "a graceful exit: the fault point was never reached");
-  }
+  assert.is(await runUntilWaiting(db, root, chat, { CHATD_FAULTS: "after_assistant_commit:exit" }), 0,
+    "a graceful exit: the fault point was never reached");
   const { rows } = await db.pool.query<{ step: string; turn: string }>(
     `select (select xmin::text from chat_public.chat_messages where chat_id = $1 and role = 'assistant') as step,
             (select xmin::text from chat_private.turn_progress where chat_id = $1) as turn`, [chat]);
