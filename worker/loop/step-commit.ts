@@ -1,7 +1,8 @@
 // How a streamed step is committed, one path per kind of step. A step that leaves work in the turn (calls to
 // answer, a paused step, a rejected finalizer batch with repairs left) is one commit_step. A step that ends the turn
 // (a final answer, an accepted candidate, a finalizer failure) is committed with the turn's end in one transaction
-// (commit_step_and_finish_turn, sql/120): always, so the kill tests stop in front of that commit
+// (commit_step_and_finish_turn, sql/120; with a stop hook enabled it commits the step alone, and the run ends the turn
+// after the hooks). Configured fault points never change that path: the kill tests stop in front of the commit
 // (before_final_commit) or after it, on the path production takes.
 import type { Logger } from "../../src/log.ts";
 import { observeValidation } from "../../src/metrics.ts";
