@@ -13,7 +13,9 @@ import type { Task } from "graphile-worker";
 import { isConnectionError } from "../src/db/pool.ts";
 import { countTurn } from "../src/metrics.ts";
 import { loadSettings } from "./loop/config.ts";
-import { CutOffByOutage, runWithLease, type RunOutcome, type RuntimeDeps } from "./loop/run.ts";
+import { CutOffByOutage, runWithLease } from "./loop/run.ts";
+import type { RuntimeDeps } from "./loop/runtime.ts";
+import type { RunOutcome } from "./loop/types.ts";
 import { acquireLease, ChatSubscription, reacquireLease } from "./loop/lease.ts";
 
 /** Runs the chat until there is nothing more for this job to do. Returns the outcome of each lease it held. */

@@ -4,10 +4,17 @@
 // returns: the lease expires while the process lives on), `throw` (an unexpected error in the task).
 
 export const FAULT_POINTS = [
-  "provider_stream", "after_assistant_commit", "during_tool_execution",
-  // After a batch's local results are committed, or handed on to ride with the next commit (run.ts).
+  "provider_stream",
+  // After a step is committed with its turn still open (loop/step-commit.ts): one that leaves work in the turn (calls,
+  // a pause, a rejected finalizer batch), or one that ends it while a stop hook is enabled (hooks run before the end).
+  "after_assistant_commit",
+  // In front of the one transaction that commits a step ending the turn and ends it (loop/step-commit.ts).
+  "before_final_commit",
+  "during_tool_execution",
+  // After a batch's local results are committed, or handed on to ride with the next commit (loop/results.ts).
   "after_tool_results",
-  // Structured output: after a candidate or a rejected (placeholder) batch is committed, after the receipt.
+  // Structured output: after a candidate (with the turn still open: a stop hook is enabled) or a rejected
+  // (placeholder) batch is committed, after the receipt.
   "after_candidate_commit", "after_placeholder_commit", "after_receipt_commit",
   // Stop hooks: after a hook answered, before anything of its answer is committed.
   "during_hook_call",

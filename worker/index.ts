@@ -24,7 +24,8 @@ import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batc
 import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
-import type { RuntimeDeps, RuntimeStats, StopReason } from "./loop/run.ts";
+import type { RuntimeDeps, RuntimeStats } from "./loop/runtime.ts";
+import type { StopReason } from "./loop/types.ts";
 import { createWorkerPools, poolSizeFromEnv } from "./pools.ts";
 import { makeDeadlineTask } from "./requires-action-deadline.ts";
 

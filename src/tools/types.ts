@@ -37,7 +37,7 @@ export interface ToolDefinition {
   /** A successful call ends the turn after its batch's results are committed (`propose_plan`). */
   endsTurn?: boolean;
   /** Running the call again has no effect beyond its result (the read-only workspace tools), so the worker may
-   * commit the result with the next step (worker/loop/run.ts) and a runner that dies first lets the call run again. */
+   * commit the result with the next step (worker/loop/results.ts) and a runner that dies first lets the call run again. */
   rerunnable?: boolean;
 }
 

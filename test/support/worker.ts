@@ -10,7 +10,7 @@ import { asUser, text, type InputResult } from "./chats.ts";
 import { startWorker, type RunningWorker, type WorkerOptions } from "../../worker/index.ts";
 import { DatabaseHealth } from "../../src/db/pool.ts";
 import { ChatListener } from "../../worker/loop/listener.ts";
-import type { RuntimeDeps } from "../../worker/loop/run.ts";
+import type { RuntimeDeps } from "../../worker/loop/runtime.ts";
 
 export const testLogger = pino({ level: process.env.CHATD_TEST_LOG || "silent" });
 
@@ -132,6 +132,18 @@ export function spawnWorkerProcess(db: TestDatabase, workspacesRoot: string, env
     resolve(code ?? (signal != null ? 128 + 9 : null));
   }));
   return Object.assign(child, { exited });
+}
+
+/** Runs a worker process (with `env`, e.g. CHATD_FAULTS) until the chat waits again, then stops it with SIGTERM.
+ * Returns its exit status: 0 is a graceful exit, so no `exit` fault point fired. */
+export async function runUntilWaiting(db: TestDatabase, workspacesRoot: string, chatId: string, env: Record<string, string>): Promise<number | null> {
+  const worker = spawnWorkerProcess(db, workspacesRoot, env);
+  try {
+    await waitForStatus(db, chatId, "waiting");
+  } finally {
+    worker.kill("SIGTERM");
+  }
+  return worker.exited;
 }
 
 /** Runtime dependencies for calling the chat_run task body directly (two runners racing in one process). */

@@ -1,4 +1,4 @@
-// Results of read-only workspace calls ride with the next commit (worker/loop/run.ts, transitions.ts): the tool row
+// Results of read-only workspace calls ride with the next commit (worker/loop/results.ts, transitions.ts): the tool row
 // and the following assistant step are inserted by one transaction (the same xmin). Results of a write tool are
 // committed on their own before the next model step, as before. Losing a worker between the two is covered by the
 // after_tool_results kill test in recovery.test.ts. Scripted provider (deterministic, not a real model).

@@ -8,7 +8,8 @@ import { createUser, sendMessage } from "../support/chats.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { barrier, startMockProvider } from "../support/mock-providers/index.ts";
 import {
-  addModelConfig, createWorkerChat, makeWorkspaces, messages, setSetting, shape, spawnWorkerProcess, turn, waitFor, waitForStatus,
+  addModelConfig, createWorkerChat, makeWorkspaces, messages, runUntilWaiting, setSetting, shape, spawnWorkerProcess, turn, waitFor,
+  waitForStatus,
 } from "../support/worker.ts";
 
 let db: TestDatabase;
@@ -34,13 +35,25 @@ async function stopProcess(child: ReturnType<typeof spawnWorkerProcess>): Promis
   await child.exited;
 }
 
-// after_tool_results: the list_files result was held back to ride with the next commit (run.ts), so it is lost
-// with the worker and the survivor runs the call again; exactly one result is committed either way.
-for (const point of ["provider_stream", "after_assistant_commit", "during_tool_execution", "after_tool_results"]) {
+/** What each crash leaves committed: the turn is open, and nothing after the fault point is in it. The list and read
+ * results are held back to ride with the next commit (results.ts), so a crash before that commit loses them and the
+ * survivor runs the call again; exactly one result is committed either way. before_final_commit stands in front of
+ * the one transaction that commits the final answer and finishes the turn: none of it may be there. */
+const AT_CRASH: Record<string, { rows: string[]; steps: number }> = {
+  provider_stream: { rows: ["user:text"], steps: 0 },
+  after_assistant_commit: { rows: COMPLETE.slice(0, 2), steps: 1 },
+  during_tool_execution: { rows: COMPLETE.slice(0, 2), steps: 1 },
+  after_tool_results: { rows: COMPLETE.slice(0, 2), steps: 1 },
+  before_final_commit: { rows: COMPLETE.slice(0, 4), steps: 2 },
+};
+
+for (const [point, atCrash] of Object.entries(AT_CRASH)) {
   test(`worker killed at ${point}: a second worker process recovers the turn exactly once`, async () => {
     const chat = await createWorkerChat(db, user, `kill at ${point}`);
     const doomed = spawnWorkerProcess(db, root, { CHATD_FAULTS: `${point}:exit` });
     assert.is(await doomed.exited, 137, "the first worker died at the fault point");
+    assert.equal(shape(await messages(db, chat)), atCrash.rows, "what the crash left committed");
+    assert.equal(await turn(db, chat), [{ steps: atCrash.steps, recoveries: 0, finished: false }], "the turn is still open");
     const survivor = spawnWorkerProcess(db, root);
     try {
       await waitFor("the recovered turn to finish", async () => (await turn(db, chat))[0]?.finished);
@@ -57,6 +70,17 @@ for (const point of ["provider_stream", "after_assistant_commit", "during_tool_e
     }
   });
 }
+
+test("a configured fault point does not change the commit path: a final answer and its turn's end are one transaction", async () => {
+  const chat = await createWorkerChat(db, user, JSON.stringify({ script: [{ text: "done" }] }), { workspace: null });
+  // after_assistant_commit fires only after a step that leaves the turn open; this one-step turn never gets there.
+  assert.is(await runUntilWaiting(db, root, chat, { CHATD_FAULTS: "after_assistant_commit:exit" }), 0,
+    "a graceful exit: the fault point was never reached");
+  const { rows } = await db.pool.query<{ step: string; turn: string }>(
+    `select (select xmin::text from chat_public.chat_messages where chat_id = $1 and role = 'assistant') as step,
+            (select xmin::text from chat_private.turn_progress where chat_id = $1) as turn`, [chat]);
+  assert.is(rows[0]!.step, rows[0]!.turn, "the step and the finished turn were written by the same transaction");
+});
 
 test("a turn that crashes its worker every time fails after max_recoveries_per_turn; the queue stays usable", async () => {
   const chat = await createWorkerChat(db, user, "always crash");

@@ -5,19 +5,10 @@
 // can never execute a call whose arguments are incomplete.
 import type { JSONObject, ReplayMetadata, StepResult } from "../../src/providers/index.ts";
 import { parseToolArgs } from "../../src/tools/index.ts";
-import type { PendingCall } from "./history.ts";
-import type { StoredMessage } from "./transitions.ts";
+import type { BuiltStep, PendingCall } from "./types.ts";
 
 /** Largest argument text kept verbatim for replay; larger ones replay from the stored jsonb value. */
 const MAX_RAW_ARGS_BYTES = 256 * 1024;
-
-export interface BuiltStep {
-  message: StoredMessage;
-  /** Calls to answer (locally or by the client), in stream order. */
-  calls: PendingCall[];
-  /** True when the content holds nothing (an error before any output). */
-  empty: boolean;
-}
 
 export function buildAssistantStep(result: StepResult, extra: { attempts: number; interrupted?: boolean }): BuiltStep {
   const callsAllowed = extra.interrupted !== true && (result.finish === "tool-calls" || result.finish === "stop");

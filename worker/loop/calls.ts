@@ -1,9 +1,8 @@
 // One batch of a step's calls: local tools run here, one after another; client (dynamic) calls are collected for
-// the pause. What becomes of the results (committed, or carried to the next commit) is the run's decision (run.ts).
+// the pause. What becomes of the results (committed, or carried to the next commit) is results.ts.
 import { executeTool, parseToolArgs, type ChatTools } from "../../src/tools/index.ts";
 import { fault, type Faults } from "../faults.ts";
-import type { PendingCall } from "./history.ts";
-import type { StoredMessage } from "./transitions.ts";
+import type { PendingCall, StoredMessage } from "./types.ts";
 
 export interface DynamicCall {
   tool_call_id: string;

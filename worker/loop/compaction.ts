@@ -14,6 +14,7 @@ import type { Logger } from "../../src/log.ts";
 import { streamStep, type ChatPrompt, type ModelConfig, type ModelRuntime } from "../../src/providers/index.ts";
 import { CONTROL_PREFIX } from "../../src/structured/finalizer.ts";
 import type { Transitions } from "./transitions.ts";
+import type { CompactionCheck } from "./types.ts";
 
 /** The summary call's instructions. The scripted provider recognises this prefix (its deterministic summary mode). */
 export const SUMMARY_REQUEST_PREFIX = `${CONTROL_PREFIX}summarize`;
@@ -24,16 +25,6 @@ const SUMMARY_INSTRUCTIONS = `${SUMMARY_REQUEST_PREFIX}: you are compacting a co
 /** The summary row starts with the control prefix so that it never reads as a new user input. */
 export const SUMMARY_HEADER = `${CONTROL_PREFIX}Summary of the earlier conversation (it replaces those messages):\n`;
 const SUMMARY_MAX_CHARS = 64 * 1024;
-
-export interface CompactionCheck {
-  due: boolean;
-  source: "manual" | "automatic";
-  contextTokens: number | null;
-  contextLimit: number;
-  thresholdPercent: number;
-  /** The newest live row the summary will cover. */
-  upToMessageId: string | null;
-}
 
 /** The compaction columns of the turn-state statement (history.ts loadTurnState). */
 export interface CompactionRow {

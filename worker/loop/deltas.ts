@@ -7,7 +7,8 @@ import type { Logger } from "../../src/log.ts";
 import type { StepEvent } from "../../src/providers/index.ts";
 import { partsChannel } from "../../src/channels.ts";
 import { isConnectionError } from "../../src/db/pool.ts";
-import { PUBLISH_DELTAS, type Fence } from "./transitions.ts";
+import { PUBLISH_DELTAS } from "./transitions.ts";
+import type { Fence } from "./types.ts";
 
 export const FLUSH_MS = 50;
 export const FLUSH_BYTES = 4096;

@@ -14,42 +14,8 @@ import type {
   ToolResultPart,
 } from "../../src/providers/index.ts";
 import type { DynamicToolDeclaration } from "../../src/tools/index.ts";
-import { compactionDue, withTokens, type CompactionCheck, type CompactionRow } from "./compaction.ts";
-import type { StructuredState } from "./structured.ts";
-import type { StoredMessage } from "./transitions.ts";
-
-export interface ChatInfo {
-  id: string;
-  status: string;
-  modelConfigId: string;
-  workspace: string | null;
-  dynamicTools: DynamicToolDeclaration[];
-  planMode: boolean;
-  parentChatId: string | null;
-  mcpServerIds: string[];
-}
-
-export interface PendingCall {
-  tool_call_id: string;
-  tool_name: string;
-  args: string;
-}
-
-export interface TurnState {
-  chat: ChatInfo;
-  prompt: ChatPrompt;
-  /** Calls of this turn's last assistant step without a result yet. */
-  pending: PendingCall[];
-  /** The turn's last model-visible row is a final assistant answer (finish_turn was not reached). */
-  answered: boolean;
-  steps: number;
-  /** The structured request this turn governs, while it is pending. */
-  structured: StructuredState | null;
-  /** Whether the history is due for compaction (compaction.ts), read in the same snapshot. */
-  compaction: CompactionCheck;
-  /** The worker's config version in this snapshot (config.ts). */
-  configVersion: bigint;
-}
+import { compactionDue, withTokens, type CompactionRow } from "./compaction.ts";
+import type { PendingCall, StoredMessage, TurnState } from "./types.ts";
 
 interface Row {
   id: string;

@@ -1,9 +1,10 @@
 // Taking a chat's lease: acquire_lease and the first turn-state read in one round trip, with the chat's
 // notifications listened to from before that statement.
 import type pg from "pg";
-import { turnStateFrom, type TurnState, type TurnStateRow } from "./history.ts";
+import { turnStateFrom, type TurnStateRow } from "./history.ts";
 import type { ChatListener, ChatNotification } from "./listener.ts";
-import { sqlState, type Fence, type FenceRow } from "./transitions.ts";
+import { sqlState } from "./transitions.ts";
+import type { Fence, FenceRow, TurnState } from "./types.ts";
 
 /** acquire_lease outcomes that mean "another runner has it, or there is nothing to run". */
 export const NOTHING_TO_RUN = new Set(["CHLSD", "CHTRN", "CHARC", "CHNTF"]);

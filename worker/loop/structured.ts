@@ -8,23 +8,7 @@ import {
   finalizerInputSchema, judgeBatch, type BatchVerdict,
 } from "../../src/structured/finalizer.ts";
 import type { JSONObject, StepEvent, StepResult, ToolSpec } from "../../src/providers/index.ts";
-import type { BuiltStep } from "./assistant.ts";
-
-/** The pending structured request of the open turn, as loadTurnState reads it. */
-export interface StructuredState {
-  requestId: string;
-  /** `schema::text` of the stored jsonb: re-validated here before every use. */
-  schemaText: string;
-  rejectedBatches: number;
-  valueRejected: boolean;
-  candidatePresent: boolean;
-}
-
-export interface FailedOutcome {
-  status: "failed";
-  code: "not_produced" | "validation_exhausted" | "refused" | "configuration_error";
-  message?: string;
-}
+import type { BuiltStep, FailedOutcome, StructuredState } from "./types.ts";
 
 export type Governing =
   | { ok: true; validator: CompiledSchema; tool: ToolSpec }

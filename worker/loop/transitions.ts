@@ -4,19 +4,7 @@
 import type pg from "pg";
 import { partsChannel } from "../../src/channels.ts";
 import { screenJson, screenText } from "./poison.ts";
-
-export interface Fence {
-  chatId: string;
-  runnerId: string;
-  historyVersion: string;
-  generationAttempt: string;
-}
-
-export interface FenceRow {
-  runner_id: string;
-  history_version: string;
-  generation_attempt: string;
-}
+import type { Fence, FenceRow, StoredMessage } from "./types.ts";
 
 export function sqlState(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -29,14 +17,6 @@ export const PUBLISH_DELTAS = "select pg_notify($1, p) from unnest($2::text[]) w
 /** The worker's frequent statements are named, so each pooled connection parses and plans them once. */
 const COMMIT_STEP = "select * from chat_private.commit_step($1, $2, $3, $4, $5, $6, $7)";
 
-export interface StoredMessage {
-  role: "assistant" | "tool";
-  content: unknown[];
-  visibility?: "user" | "model" | "both";
-  usage?: unknown;
-  internals?: { provider_metadata?: unknown; finish?: unknown };
-}
-
 export interface Heartbeat {
   renewed: boolean;
   status: string | null;
@@ -46,7 +26,7 @@ export interface Heartbeat {
 export class Transitions {
   readonly pool: pg.Pool;
   fence: Fence;
-  /** History rows held back to ride with the next commit (run.ts defers the results of read-only workspace calls,
+  /** History rows held back to ride with the next commit (results.ts defers the results of read-only workspace calls,
    * which are safe to run again if this runner dies before that commit). Every history write includes them first;
    * any other transition commits them on their own beforehand, so no transition ever skips over them. */
   private deferred: StoredMessage[] = [];
@@ -99,7 +79,7 @@ export class Transitions {
     return screenJson(messagesJson === "[]" ? `${deferred}]` : `${deferred},${messagesJson.slice(1)}`).text;
   }
 
-  /** Forgets the deferred rows and carried deltas (a commit of them failed for good: run.ts). */
+  /** Forgets the deferred rows and carried deltas (a commit of them failed for good: turn-end.ts). */
   discardPending(): void {
     this.deferred = [];
     this.deltas = [];
