@@ -31,15 +31,22 @@ interface ServeOptions {
   host: string;
 }
 
-async function startApi(db: ResolvedDatabase, options: ServeOptions, stops: (() => Promise<void>)[]) {
-  const pool = createPool({ connectionString: db.url, max: 10 }, logger, "service");
-  stops.push(() => pool.end());
+async function startApi(db: ResolvedDatabase, options: ServeOptions) {
+  const development = process.env.NODE_ENV !== "production";
+  // The owner's login serves start-up only (chatd_api's password when chatd manages it, development's dev user) and
+  // is closed once the API listens: with CHATD_API_DATABASE_URL in production, the API never opens it.
+  const owner = development || !process.env.CHATD_API_DATABASE_URL
+    ? createPool({ connectionString: db.url, max: 2 }, logger, "start-up") : undefined;
   // Loaded on demand: PostGraphile reads GRAPHILE_ENV when its modules load, and one-shot commands need none of it.
-  process.env.GRAPHILE_ENV ??= process.env.NODE_ENV === "production" ? "production" : "development";
-  const { startApi } = await import("../api/server.ts");
-  const api = await startApi({ pool, port: options.port, host: options.host });
-  if (api.developmentToken != null) announceToken(api.developmentToken);
-  return api;
+  process.env.GRAPHILE_ENV ??= development ? "development" : "production";
+  try {
+    const { startApi } = await import("../api/server.ts");
+    const api = await startApi({ ...(owner != null ? { pool: owner } : {}), port: options.port, host: options.host, development });
+    if (api.developmentToken != null) announceToken(api.developmentToken);
+    return api;
+  } finally {
+    await owner?.end();
+  }
 }
 
 /** The development token, for copying: a line of its own on a terminal, a field of the JSON line otherwise. */
@@ -64,11 +71,11 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
     logger.info({ migrations: migrated.migrationsApplied.length, sql_files: migrated.sqlFilesApplied.length }, "database migrated");
   }
   const worker = await startWorkerChild(db.url, ["--concurrency", String(options.concurrency), "--metrics-port", String(options.metricsPort)]);
-  const api = await startApi(db, options, stops).catch(async (error: unknown) => {
+  const api = await startApi(db, options).catch(async (error: unknown) => {
     await worker.stop();
     throw error;
   });
-  // The API and the worker stop side by side, then the service pool, then the database.
+  // The API and the worker stop side by side, then the database.
   stops.push(async () => {
     await Promise.all([api.close(), worker.stop()]);
   });
@@ -84,7 +91,7 @@ async function serve(options: ServeOptions): Promise<void> {
   const { startWorker } = await import("../../worker/index.ts");
   const worker = await startWorker({ databaseUrl: db.url, logger });
   stops.push(worker.stop);
-  const api = await startApi(db, options, stops);
+  const api = await startApi(db, options);
   stops.push(api.close);
   logger.info({ url: api.url, health: `${api.url}/health` }, "chatd is running");
   runUntilStopped(stops);
