@@ -392,6 +392,9 @@ GRANT SELECT ON TABLE chat_private.worker_config_version TO chat_worker;
 -- ACL chat_private TABLE worker_processes
 GRANT SELECT ON TABLE chat_private.worker_processes TO chat_operator;
 
+-- ACL chat_public COLUMN users.name
+GRANT INSERT(name) ON TABLE chat_public.users TO chat_operator;
+
 -- ACL chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) TO chat_user;
@@ -3926,6 +3929,9 @@ CREATE POLICY select_all_worker ON chat_public.structured_output_requests FOR SE
 CREATE POLICY select_own ON chat_public.structured_output_requests FOR SELECT TO chat_user USING ((EXISTS ( SELECT 1
    FROM chat_public.chats c
   WHERE ((c.id = structured_output_requests.chat_id) AND (c.owner_id = chat_public.current_user_id())))));
+
+-- POLICY chat_public users insert_operator
+CREATE POLICY insert_operator ON chat_public.users FOR INSERT TO chat_operator WITH CHECK (true);
 
 -- POLICY chat_public users select_all_operator
 CREATE POLICY select_all_operator ON chat_public.users FOR SELECT TO chat_operator USING (true);

@@ -17,7 +17,7 @@ import { signToken } from "../../src/api/auth.ts";
 import { startApi, type ApiServer } from "../../src/api/server.ts";
 import { withDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { workerDatabaseUrl } from "../../src/db/run-time-roles.ts";
+import { OPERATOR_ROLE, withRole, workerDatabaseUrl } from "../../src/db/run-time-roles.ts";
 import { startWorker, type RunningWorker } from "../../worker/index.ts";
 import { launch } from "../support/chatd-process.ts";
 import { sqlState } from "../support/db.ts";
@@ -88,14 +88,16 @@ test("chatd migrate works as a non-superuser owner, and re-running it is a no-op
   assert.equal(owners.rows.map((row) => row.owner), [ownerRole]);
 });
 
-test("the worker's connections work as chat_worker, with the owner's login", async () => {
-  const client = new pg.Client({ connectionString: workerDatabaseUrl(ownerUrl) });
-  await client.connect();
-  try {
-    const { rows } = await client.query("select current_user::text as role, session_user::text as login");
-    assert.equal(rows[0], { role: "chat_worker", login: ownerRole });
-  } finally {
-    await client.end();
+test("the worker's connections work as chat_worker, the operator commands' as chat_operator, with the owner's login", async () => {
+  for (const [url, role] of [[workerDatabaseUrl(ownerUrl), "chat_worker"], [withRole(ownerUrl, OPERATOR_ROLE), "chat_operator"]] as const) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query("select current_user::text as role, session_user::text as login");
+      assert.equal(rows[0], { role, login: ownerRole });
+    } finally {
+      await client.end();
+    }
   }
 });
 
