@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { createPool } from "../db/pool.ts";
+import { workerDatabaseUrl } from "../db/run-time-roles.ts";
 import { SchemaAheadError } from "../db/schema-contract.ts";
 import { refuseIncompatibleSchema, reportSchemaStatus } from "../db/schema-gate.ts";
 import { format as logFormat, logger } from "../log.ts";
@@ -19,6 +20,9 @@ function portOption(value: string): number {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError("a port number (0-65535)");
   return port;
 }
+
+/** The database as the worker connects to it: its schema check then needs no owner's login (migration 0052). */
+const asWorker = (db: ResolvedDatabase): ResolvedDatabase => ({ ...db, url: workerDatabaseUrl(db.url) });
 
 async function openDatabase(): Promise<ResolvedDatabase> {
   const db = await resolveDatabase((line) => logger.debug(line));
@@ -87,7 +91,7 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
 async function serve(options: ServeOptions): Promise<void> {
   const db = await openDatabase();
   const stops: (() => Promise<void>)[] = [db.stop];
-  await refuseIncompatibleSchema(db, (message) => logger.error(message));
+  await refuseIncompatibleSchema(asWorker(db), (message) => logger.error(message));
   const { startWorker } = await import("../../worker/index.ts");
   const worker = await startWorker({ databaseUrl: db.url, logger });
   stops.push(worker.stop);
@@ -147,7 +151,7 @@ program
   .option("--pool-size <n>", "database connections of the worker in all (default: CHATD_WORKER_POOL_SIZE, else 32)", Number)
   .action(async (options: { concurrency: number; metricsPort: number; poolSize?: number }) => {
     const db = await openDatabase();
-    await refuseIncompatibleSchema(db, (message) => logger.error(message));
+    await refuseIncompatibleSchema(asWorker(db), (message) => logger.error(message));
     const { startWorker } = await import("../../worker/index.ts");
     const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort,
       ...(options.poolSize != null ? { poolSize: options.poolSize } : {}) });

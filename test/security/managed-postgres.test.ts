@@ -168,6 +168,21 @@ async function ownerSessions(): Promise<string[]> {
   }
 }
 
+test("chatd worker runs with the worker's login alone (no owner's login anywhere, the schema check included)", async () => {
+  const workerUrl = new URL(ownerUrl);
+  workerUrl.username = workerLogin;
+  const env: NodeJS.ProcessEnv = { ...process.env, CHATD_LOG_FORMAT: "json", CHATD_METRICS_PORT: "0", DATABASE_URL: workerUrl.toString(),
+    CHATD_WORKSPACES_ROOT: await mkdtemp(join(tmpdir(), "chatd-ws-")) };
+  delete env.CHATD_WORKER_DATABASE_URL;
+  const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "worker"], { cwd: projectRoot, env });
+  try {
+    await chatd.waitFor("the worker started", (line) => line.msg === "worker started");
+  } finally {
+    chatd.child.kill("SIGTERM");
+    await chatd.exited;
+  }
+});
+
 test("chatd start in production with CHATD_API_DATABASE_URL and CHATD_WORKER_DATABASE_URL keeps no owner session", async () => {
   const workerUrl = new URL(ownerUrl);
   workerUrl.username = workerLogin;
