@@ -1,6 +1,6 @@
 // The API connects as `chatd_api` (login, noinherit; of its own it may only call chat_private.service_gauges, for
-// /metrics, and otherwise switches to chat_user or chat_anonymous per transaction). The role has no password after `chatd migrate`; this module gives it one and
-// derives the connection string from DATABASE_URL:
+// /metrics, and otherwise switches to chat_user or chat_anonymous per transaction). The role has no password after
+// `chatd migrate`; this module gives it one and derives the connection string from DATABASE_URL:
 //   1. CHATD_API_DATABASE_URL, when set, is used as is and the role is never altered (operator-managed).
 //   2. Otherwise the password is CHATD_API_PASSWORD or a generated one persisted in .chatd/chatd-api-password
 //      (0600, beside the embedded database), and `alter role chatd_api password ...` runs at start-up through the
