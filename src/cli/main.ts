@@ -74,7 +74,9 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
   if (migrated.migrationsApplied.length + migrated.sqlFilesApplied.length > 0) {
     logger.info({ migrations: migrated.migrationsApplied.length, sql_files: migrated.sqlFilesApplied.length }, "database migrated");
   }
-  const worker = await startWorkerChild(db.url, ["--concurrency", String(options.concurrency), "--metrics-port", String(options.metricsPort)]);
+  // The worker's own login, when there is one, is the only one its process holds: the owner's stays here.
+  const workerUrl = process.env.CHATD_WORKER_DATABASE_URL || db.url;
+  const worker = await startWorkerChild(workerUrl, ["--concurrency", String(options.concurrency), "--metrics-port", String(options.metricsPort)]);
   const api = await startApi(db, options).catch(async (error: unknown) => {
     await worker.stop();
     throw error;

@@ -5,6 +5,7 @@
 // worker's and the API's logins of their own: once it runs, no session of the owner's login is left, and none opens
 // while /health, /metrics and GraphQL answer.
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -195,8 +196,12 @@ test("chatd start in production with CHATD_API_DATABASE_URL and CHATD_WORKER_DAT
   } });
   try {
     const running = await chatd.waitFor("chatd is running", (line) => line.msg === "chatd is running");
-    await chatd.waitFor("the worker started", (line) => line.msg === "worker started");
+    const started = await chatd.waitFor("the worker started", (line) => line.msg === "worker started");
     const url = String(running.url);
+    // The worker's process holds its own login only: no variable of its environment names the owner's.
+    const environment = readFileSync(`/proc/${started.pid}/environ`, "utf8").split("\0");
+    assert.ok(environment.includes(`DATABASE_URL=${workerUrl.toString()}`), "the worker's DATABASE_URL is its own login");
+    assert.equal(environment.filter((entry) => entry.includes(ownerRole)), [], "no owner's connection string");
     // migrate and the schema checks of chatd and its worker used the owner's login and closed it; their backends
     // leave pg_stat_activity as they exit.
     await waitFor("the start-up sessions of the owner to end", async () => (await ownerSessions()).length === 0, 10_000);
