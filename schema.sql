@@ -1,6 +1,7 @@
 -- ACL - SCHEMA chat_private
 GRANT USAGE ON SCHEMA chat_private TO chat_operator;
 GRANT USAGE ON SCHEMA chat_private TO chat_worker;
+GRANT USAGE ON SCHEMA chat_private TO chatd_api;
 
 -- ACL - SCHEMA chat_public
 GRANT USAGE ON SCHEMA chat_public TO chat_anonymous;
@@ -257,6 +258,11 @@ GRANT ALL ON FUNCTION chat_private.schema_sha256(p_schema jsonb) TO chat_operato
 GRANT ALL ON FUNCTION chat_private.schema_sha256(p_schema jsonb) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.schema_sha256(p_schema jsonb) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION service_gauges()
+GRANT ALL ON FUNCTION chat_private.service_gauges() TO chat_worker;
+GRANT ALL ON FUNCTION chat_private.service_gauges() TO chatd_api;
+REVOKE ALL ON FUNCTION chat_private.service_gauges() FROM PUBLIC;
+
 -- ACL chat_private FUNCTION setting(p_name text)
 GRANT ALL ON FUNCTION chat_private.setting(p_name text) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.setting(p_name text) FROM PUBLIC;
@@ -397,6 +403,9 @@ GRANT SELECT ON TABLE chat_private.worker_config_version TO chat_worker;
 
 -- ACL chat_private TABLE worker_processes
 GRANT SELECT ON TABLE chat_private.worker_processes TO chat_operator;
+
+-- ACL chat_public COLUMN users.name
+GRANT INSERT(name) ON TABLE chat_public.users TO chat_operator;
 
 -- ACL chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) TO chat_anonymous;
@@ -649,6 +658,9 @@ COMMENT ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_i
 
 -- COMMENT chat_private FUNCTION response_format_errors(p_format jsonb)
 COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Envelope errors of a response_format value, as (field, detail) rows; no rows when the envelope is acceptable.';
+
+-- COMMENT chat_private FUNCTION service_gauges()
+COMMENT ON FUNCTION chat_private.service_gauges() IS 'The counts behind the database gauges of /metrics (receipts, pending requests, turns, job queue, chat queues, lease recoveries, stuck chats, batches), as one JSON object.';
 
 -- COMMENT chat_private FUNCTION spawn_child_chat(p_parent uuid, p_runner uuid, p_content jsonb, p_title text, p_key text)
 COMMENT ON FUNCTION chat_private.spawn_child_chat(p_parent uuid, p_runner uuid, p_content jsonb, p_title text, p_key text) IS 'Subagents: creates a child chat (depth 1) for the runner holding the parent''s lease. The child never inherits a response format.';
@@ -2825,6 +2837,35 @@ CREATE FUNCTION chat_private.schema_sha256(p_schema jsonb) RETURNS text
   select pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_schema::pg_catalog.text, 'UTF8')), 'hex');
 $$;
 
+-- FUNCTION chat_private service_gauges()
+CREATE FUNCTION chat_private.service_gauges() RETURNS json
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select pg_catalog.json_build_object(
+    'receipts', (select coalesce(pg_catalog.json_agg(r), '[]') from (
+       select status::text, error_code as code, pg_catalog.count(*)::int as n
+       from chat_public.structured_output_requests where status <> 'pending' group by 1, 2) r),
+    'pending', (select pg_catalog.count(*)::int from chat_public.structured_output_requests where status = 'pending'),
+    'turns', (select coalesce(pg_catalog.json_agg(t), '[]') from (
+       select case when finished_at is null then 'open' else 'finished' end as state, pg_catalog.count(*)::int as n
+       from chat_private.turn_progress group by 1) t),
+    'jobs', (select coalesce(pg_catalog.json_agg(j), '[]') from (
+       select task_identifier as task,
+              case when locked_at is not null then 'locked' when run_at > pg_catalog.now() then 'scheduled' else 'ready' end as state,
+              pg_catalog.count(*)::int as n
+       from graphile_worker.jobs group by 1, 2) j),
+    'queued', (select pg_catalog.count(*)::int from chat_public.chat_queued_messages),
+    'recoveries', (select coalesce(pg_catalog.sum(recoveries), 0)::int from chat_private.turn_progress),
+    'stuck', (select pg_catalog.count(*)::int from chat_private.stuck_chats),
+    'batches', (select coalesce(pg_catalog.json_agg(b), '[]') from (
+       select status::text, pg_catalog.count(*)::int as n from chat_public.batches group by 1) b),
+    'items', (select coalesce(pg_catalog.json_agg(i), '[]') from (
+       select i.status::text, pg_catalog.count(*)::int as n
+       from chat_public.batch_items i join chat_public.batches b on b.id = i.batch_id
+       where b.finished_at is null group by 1) i))
+$$;
+
 -- FUNCTION chat_private setting(text)
 CREATE FUNCTION chat_private.setting(p_name text) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -3942,6 +3983,9 @@ CREATE POLICY select_all_worker ON chat_public.structured_output_requests FOR SE
 CREATE POLICY select_own ON chat_public.structured_output_requests FOR SELECT TO chat_user USING ((EXISTS ( SELECT 1
    FROM chat_public.chats c
   WHERE ((c.id = structured_output_requests.chat_id) AND (c.owner_id = chat_public.current_user_id())))));
+
+-- POLICY chat_public users insert_operator
+CREATE POLICY insert_operator ON chat_public.users FOR INSERT TO chat_operator WITH CHECK (true);
 
 -- POLICY chat_public users select_all_operator
 CREATE POLICY select_all_operator ON chat_public.users FOR SELECT TO chat_operator USING (true);

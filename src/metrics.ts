@@ -47,7 +47,7 @@ export function observeValidation(seconds: number): void {
 
 let database: pg.Pool | undefined;
 
-/** The pool the scrape-time gauges read with (the worker's or the API's). */
+/** The pool the scrape-time gauges read with: the worker's (chat_worker) or the API's (chatd_api). */
 export function bindMetricsDatabase(pool: pg.Pool): void {
   database = pool;
 }
@@ -64,23 +64,9 @@ interface Snapshot {
   items: { status: string; n: number }[];
 }
 
-// One round trip per scrape; every gauge's collect() shares it.
-const SNAPSHOT_SQL = `
-select
-  (select coalesce(json_agg(r), '[]') from (select status::text, error_code as code, count(*)::int as n
-     from chat_public.structured_output_requests where status <> 'pending' group by 1, 2) r) as receipts,
-  (select count(*)::int from chat_public.structured_output_requests where status = 'pending') as pending,
-  (select coalesce(json_agg(t), '[]') from (select case when finished_at is null then 'open' else 'finished' end as state,
-     count(*)::int as n from chat_private.turn_progress group by 1) t) as turns,
-  (select coalesce(json_agg(j), '[]') from (select task_identifier as task,
-     case when locked_at is not null then 'locked' when run_at > now() then 'scheduled' else 'ready' end as state,
-     count(*)::int as n from graphile_worker.jobs group by 1, 2) j) as jobs,
-  (select count(*)::int from chat_public.chat_queued_messages) as queued,
-  (select coalesce(sum(recoveries), 0)::int from chat_private.turn_progress) as recoveries,
-  (select count(*)::int from chat_private.stuck_chats) as stuck,
-  (select coalesce(json_agg(b), '[]') from (select status::text, count(*)::int as n from chat_public.batches group by 1) b) as batches,
-  (select coalesce(json_agg(i), '[]') from (select i.status::text, count(*)::int as n from chat_public.batch_items i
-     join chat_public.batches b on b.id = i.batch_id where b.finished_at is null group by 1) i) as items`;
+// One round trip per scrape; every gauge's collect() shares it. A security definer function (sql/140), so the
+// API's login reads the counts without a grant on the tables behind them.
+const SNAPSHOT_SQL = "select chat_private.service_gauges() as snapshot";
 
 // Reset at the start of each scrape, so every gauge of one scrape reads the same snapshot and the next scrape
 // reads a fresh one.
@@ -89,7 +75,7 @@ let current: Promise<Snapshot | undefined> | undefined;
 function snapshot(): Promise<Snapshot | undefined> {
   const pool = database;
   if (pool == null) return Promise.resolve(undefined);
-  current ??= pool.query<Snapshot>(SNAPSHOT_SQL).then((r) => r.rows[0], () => undefined);
+  current ??= pool.query<{ snapshot: Snapshot }>(SNAPSHOT_SQL).then((r) => r.rows[0]?.snapshot, () => undefined);
   return current;
 }
 

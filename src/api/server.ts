@@ -30,11 +30,15 @@ export interface ApiServer {
 }
 
 export interface ApiOptions {
-  /** Admin pool (the DATABASE_URL user): health checks, the API role's password, the development user. */
-  pool: pg.Pool;
+  /**
+   * The owner's pool (DATABASE_URL), for start-up only: the API role's password when chatd manages it (no
+   * apiDatabaseUrl, no CHATD_API_DATABASE_URL) and, in development, the `dev` user. The server queries it no more
+   * once startApi resolves, so the caller may end it then; production with an API connection string needs none.
+   */
+  pool?: pg.Pool;
   port: number;
   host: string;
-  /** Connection string for chatd_api; derived from the admin pool's DATABASE_URL when absent (api-role.ts). */
+  /** Connection string for chatd_api; else CHATD_API_DATABASE_URL, else derived from the owner's pool (api-role.ts). */
   apiDatabaseUrl?: string;
   jwtSecret?: string;
   /** Defaults to NODE_ENV !== "production": Ruru, plus a logged token for the `dev` user. */
@@ -61,14 +65,13 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const jwtSecret = options.jwtSecret ?? resolveJwtSecret();
   // Read at every token check; a bad value stops the start instead of failing each request.
   maxTokenLifetimeSeconds();
-  const databaseUrl = options.pool.options.connectionString;
-  if (!options.apiDatabaseUrl && !databaseUrl) throw new Error("startApi needs apiDatabaseUrl or a pool with a connectionString");
-  const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, databaseUrl!);
+  const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, options.pool?.options.connectionString);
+  // Everything the server does after start-up runs on the API's login: /health, the gauges of /metrics (through
+  // chat_private.service_gauges, sql/140) and GraphQL.
   const apiPool = createPool({ connectionString: apiUrl, max: 10 }, logger, "api");
-  // The database gauges of /metrics read with the service's own pool (the API role sees only through RLS).
-  bindMetricsDatabase(options.pool);
+  bindMetricsDatabase(apiPool);
   const listener = new ChatListener(apiUrl);
-  const token = development ? await developmentToken(options.pool, jwtSecret) : undefined;
+  const token = development && options.pool != null ? await developmentToken(options.pool, jwtSecret) : undefined;
   const pgl = postgraphile({
     extends: [makePreset({
       pool: apiPool, jwtSecret, graphiql: development, listener, statementTimeoutMs: options.statementTimeoutMs,
@@ -93,7 +96,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
       return;
     }
     if (req.url === "/health") {
-      options.pool.query("select 1").then(
+      apiPool.query("select 1").then(
         () => json(res, 200, { ok: true }),
         () => json(res, 503, { ok: false, reason: "database unavailable" }),
       );

@@ -1,5 +1,5 @@
 // `chatd batch submit|status|wait|results|cancel`. The CLI talks SQL to the database (DATABASE_URL, else the
-// embedded one): submit validates the schema once and every line through the JSON safety boundary before anything
+// embedded one) as chat_operator (operator-session.ts): submit validates the schema once and every line through the JSON safety boundary before anything
 // is stored, then calls chat_private.operator_create_batch for the named user; the worker dispatches the items.
 // `wait` is driven by NOTIFY on chatd:batch:<id> (no polling): each hint re-reads the counts, at most every 200 ms.
 import { basename, extname } from "node:path";
@@ -8,6 +8,7 @@ import cliProgress from "cli-progress";
 import { InvalidArgumentError, type Command } from "commander";
 import pg from "pg";
 import type { ResolvedDatabase } from "../db/database.ts";
+import { ensureUser, withOperatorClient } from "./operator-session.ts";
 import { loadBatchSchema, parseBatchInput, submissionKey, writeResults } from "./batch-io.ts";
 import { batchChannel } from "../channels.ts";
 import { readUserFile, userOutputStream } from "./user-files.ts";
@@ -37,9 +38,7 @@ export async function submitBatch(client: pg.ClientBase, o: SubmitOptions): Prom
   if (input.total === 0) return { ok: false, errors: [`${o.input}: no input lines`] };
   const key = submissionKey(schema.envelopeText, inputText,
     { name: o.name ?? null, model: o.model ?? null, workspace: o.workspace ?? null, concurrency: o.concurrency });
-  const { rows: users } = await client.query<{ id: string }>(
-    `insert into chat_public.users (name) values ($1) on conflict (name) do update set name = excluded.name returning id`, [o.user]);
-  const owner = users[0]!.id;
+  const owner = await ensureUser(client, o.user);
   const { rows: before } = await client.query("select 1 from chat_public.batches where owner_id = $1 and idempotency_key = $2", [owner, key]);
   const { rows } = await client.query<{ id: string }>(
     "select (chat_private.operator_create_batch($1, $2, $3::jsonb, $4, $5, $6, $7, $8)).id",
@@ -155,18 +154,6 @@ export async function waitForBatch(url: string, batchId: string, out: Writable &
   }
 }
 
-async function withClient<T>(open: () => Promise<ResolvedDatabase>, fn: (client: pg.Client, url: string) => Promise<T>): Promise<T> {
-  const db = await open();
-  const client = new pg.Client({ connectionString: db.url });
-  await client.connect();
-  try {
-    return await fn(client, db.url);
-  } finally {
-    await client.end();
-    await db.stop();
-  }
-}
-
 const positive = (max: number) => (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`an integer from 1 to ${max}`);
@@ -189,7 +176,7 @@ export function registerBatchCommand(program: Command, open: () => Promise<Resol
     .option("--model <id>", "model config id (default: the default model config)")
     .option("--workspace <name>", "workspace folder for every item")
     .option("--concurrency <n>", "items running at once (1-64)", positive(64), 4)
-    .action((o: SubmitOptions) => withClient(open, async (client) => {
+    .action((o: SubmitOptions) => withOperatorClient(open, async (client) => {
       const result = await submitBatch(client, o);
       if (!result.ok) {
         for (const error of result.errors) console.error(`invalid schema: ${error}`);
@@ -202,13 +189,13 @@ export function registerBatchCommand(program: Command, open: () => Promise<Resol
       console.log(result.batchId);
     }));
   batch.command("status <id>").description("counts by status and error code, rate and ETA")
-    .action((id: string) => withClient(open, async (client) => {
+    .action((id: string) => withOperatorClient(open, async (client) => {
       const p = await readProgress(client, id);
       if (p == null) return notFound(id);
       console.log(formatStatus(id, p));
     }));
   batch.command("wait <id>").description("wait for the batch to finish, showing progress (driven by NOTIFY)")
-    .action((id: string) => withClient(open, async (_client, url) => {
+    .action((id: string) => withOperatorClient(open, async (_client, url) => {
       const p = await waitForBatch(url, id, process.stderr);
       if (p == null) return notFound(id);
       console.log(formatStatus(id, p));
@@ -220,7 +207,7 @@ export function registerBatchCommand(program: Command, open: () => Promise<Resol
       return v;
     }, "jsonl")
     .option("--out <file>", "write to a file instead of standard output")
-    .action((id: string, o: { format: "jsonl" | "csv"; out?: string }) => withClient(open, async (client) => {
+    .action((id: string, o: { format: "jsonl" | "csv"; out?: string }) => withOperatorClient(open, async (client) => {
       if ((await readProgress(client, id)) == null) return notFound(id);
       const out = o.out != null ? await userOutputStream(o.out) : process.stdout;
       const n = await writeResults(client, id, o.format, out);
@@ -231,7 +218,7 @@ export function registerBatchCommand(program: Command, open: () => Promise<Resol
     }));
   batch.command("cancel <id>").description("cancel: pending items never start, running ones are interrupted")
     .option("--reason <text>", "why (kept on the batch)", "canceled from the chatd CLI")
-    .action((id: string, o: { reason: string }) => withClient(open, async (client) => {
+    .action((id: string, o: { reason: string }) => withOperatorClient(open, async (client) => {
       try {
         const { rows } = await client.query("select (chat_private.operator_cancel_batch($1, $2)).status::text as status", [id, o.reason]);
         console.log(`batch ${id}: ${rows[0].status}`);

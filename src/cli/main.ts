@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { createPool } from "../db/pool.ts";
+import { workerDatabaseUrl } from "../db/run-time-roles.ts";
 import { SchemaAheadError } from "../db/schema-contract.ts";
 import { refuseIncompatibleSchema, reportSchemaStatus } from "../db/schema-gate.ts";
 import { format as logFormat, logger } from "../log.ts";
@@ -20,6 +21,9 @@ function portOption(value: string): number {
   return port;
 }
 
+/** The database as the worker connects to it: its schema check then needs no owner's login (migration 0052). */
+const asWorker = (db: ResolvedDatabase): ResolvedDatabase => ({ ...db, url: workerDatabaseUrl(db.url) });
+
 async function openDatabase(): Promise<ResolvedDatabase> {
   const db = await resolveDatabase((line) => logger.debug(line));
   exitOnSignal(db.stop);
@@ -31,15 +35,22 @@ interface ServeOptions {
   host: string;
 }
 
-async function startApi(db: ResolvedDatabase, options: ServeOptions, stops: (() => Promise<void>)[]) {
-  const pool = createPool({ connectionString: db.url, max: 10 }, logger, "service");
-  stops.push(() => pool.end());
+async function startApi(db: ResolvedDatabase, options: ServeOptions) {
+  const development = process.env.NODE_ENV !== "production";
+  // The owner's login serves start-up only (chatd_api's password when chatd manages it, development's dev user) and
+  // is closed once the API listens: with CHATD_API_DATABASE_URL in production, the API never opens it.
+  const owner = development || !process.env.CHATD_API_DATABASE_URL
+    ? createPool({ connectionString: db.url, max: 2 }, logger, "start-up") : undefined;
   // Loaded on demand: PostGraphile reads GRAPHILE_ENV when its modules load, and one-shot commands need none of it.
-  process.env.GRAPHILE_ENV ??= process.env.NODE_ENV === "production" ? "production" : "development";
-  const { startApi } = await import("../api/server.ts");
-  const api = await startApi({ pool, port: options.port, host: options.host });
-  if (api.developmentToken != null) announceToken(api.developmentToken);
-  return api;
+  process.env.GRAPHILE_ENV ??= development ? "development" : "production";
+  try {
+    const { startApi } = await import("../api/server.ts");
+    const api = await startApi({ ...(owner != null ? { pool: owner } : {}), port: options.port, host: options.host, development });
+    if (api.developmentToken != null) announceToken(api.developmentToken);
+    return api;
+  } finally {
+    await owner?.end();
+  }
 }
 
 /** The development token, for copying: a line of its own on a terminal, a field of the JSON line otherwise. */
@@ -63,12 +74,14 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
   if (migrated.migrationsApplied.length + migrated.sqlFilesApplied.length > 0) {
     logger.info({ migrations: migrated.migrationsApplied.length, sql_files: migrated.sqlFilesApplied.length }, "database migrated");
   }
-  const worker = await startWorkerChild(db.url, ["--concurrency", String(options.concurrency), "--metrics-port", String(options.metricsPort)]);
-  const api = await startApi(db, options, stops).catch(async (error: unknown) => {
+  // The worker's own login, when there is one, is the only one its process holds: the owner's stays here.
+  const workerUrl = process.env.CHATD_WORKER_DATABASE_URL || db.url;
+  const worker = await startWorkerChild(workerUrl, ["--concurrency", String(options.concurrency), "--metrics-port", String(options.metricsPort)]);
+  const api = await startApi(db, options).catch(async (error: unknown) => {
     await worker.stop();
     throw error;
   });
-  // The API and the worker stop side by side, then the service pool, then the database.
+  // The API and the worker stop side by side, then the database.
   stops.push(async () => {
     await Promise.all([api.close(), worker.stop()]);
   });
@@ -80,11 +93,11 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
 async function serve(options: ServeOptions): Promise<void> {
   const db = await openDatabase();
   const stops: (() => Promise<void>)[] = [db.stop];
-  await refuseIncompatibleSchema(db, (message) => logger.error(message));
+  await refuseIncompatibleSchema(asWorker(db), (message) => logger.error(message));
   const { startWorker } = await import("../../worker/index.ts");
   const worker = await startWorker({ databaseUrl: db.url, logger });
   stops.push(worker.stop);
-  const api = await startApi(db, options, stops);
+  const api = await startApi(db, options);
   stops.push(api.close);
   logger.info({ url: api.url, health: `${api.url}/health` }, "chatd is running");
   runUntilStopped(stops);
@@ -140,7 +153,7 @@ program
   .option("--pool-size <n>", "database connections of the worker in all (default: CHATD_WORKER_POOL_SIZE, else 32)", Number)
   .action(async (options: { concurrency: number; metricsPort: number; poolSize?: number }) => {
     const db = await openDatabase();
-    await refuseIncompatibleSchema(db, (message) => logger.error(message));
+    await refuseIncompatibleSchema(asWorker(db), (message) => logger.error(message));
     const { startWorker } = await import("../../worker/index.ts");
     const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort,
       ...(options.poolSize != null ? { poolSize: options.poolSize } : {}) });

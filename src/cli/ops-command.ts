@@ -1,9 +1,11 @@
 // `chatd ops status`: one screen summarising the operator views of sql/090_operations.sql and the batch progress
-// view of sql/095_batches.sql. It reads only views (what an operator could type in psql) and changes nothing; the
-// repair functions stay SQL calls, listed at the end with the README section that explains them.
+// view of sql/095_batches.sql. It reads only views, as chat_operator (what an operator could type in psql; Graphile
+// Worker's queue through chat_private.job_queue), and changes nothing; the repair functions stay SQL calls, listed
+// at the end with the README section that explains them.
 import type { Command } from "commander";
-import pg from "pg";
+import type pg from "pg";
 import type { ResolvedDatabase } from "../db/database.ts";
+import { withOperatorClient } from "./operator-session.ts";
 
 interface Summary {
   leases_live: number;
@@ -39,9 +41,10 @@ select
   (select coalesce(sum(queued), 0)::int from chat_private.queue_depth) as queued_inputs,
   (select date_trunc('second', now() - min(oldest))::text from chat_private.queue_depth) as oldest_queued,
   (select count(*)::int from chat_private.turns_at_recovery_bound where finished_at is null) as at_bound,
-  (select coalesce(json_agg(j), '[]') from (select task_identifier as task,
-     case when locked_at is not null then 'locked' when run_at > now() then 'scheduled' else 'ready' end as state,
-     count(*)::int as n from graphile_worker.jobs group by 1, 2 order by 1, 2) j) as jobs,
+  (select coalesce(json_agg(j), '[]') from (select q.task_identifier as task, s.state, s.n::int as n
+     from chat_private.job_queue q cross join lateral (values ('waiting', q.waiting), ('scheduled', q.scheduled),
+       ('running', q.running), ('locked_by_dead_worker', q.locked_by_dead_worker), ('failed', q.failed_permanently)) s (state, n)
+     where s.n > 0 order by 1, 2) j) as jobs,
   (select coalesce(json_agg(b), '[]') from (select batch_id, name, status::text, total_items, finished_items::int, running::int,
      items_per_second::text, date_trunc('second', eta)::text as eta
      from chat_private.batch_progress where finished_at is null order by created_at desc limit 5) b) as batches`;
@@ -83,14 +86,6 @@ export function formatSummary(s: Summary): string {
 export function registerOpsCommand(program: Command, open: () => Promise<ResolvedDatabase>): void {
   const ops = program.command("ops").description("operator views: what is stuck, failing, queued or running");
   ops.command("status").description("a one-screen summary of the operator views").action(async () => {
-    const db = await open();
-    const client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-    try {
-      console.log(formatSummary(await readSummary(client)));
-    } finally {
-      await client.end();
-      await db.stop();
-    }
+    await withOperatorClient(open, async (client) => console.log(formatSummary(await readSummary(client))));
   });
 }

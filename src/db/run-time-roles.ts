@@ -1,9 +1,10 @@
 // Which database role each part of chatd works as. Only `chatd migrate` needs the owner of chatd's objects; the
 // worker works as chat_worker, the API as chatd_api switching to chat_user or chat_anonymous per request
-// (src/api/api-role.ts). The role is set by the connection itself (the startup option `-c role=...`), so every
+// (src/api/api-role.ts), and the operator's commands (`chatd ops`, `batch`, `token`) as chat_operator. The role is set by the connection itself (the startup option `-c role=...`), so every
 // connection of a pool, Graphile Worker's and the LISTEN connection included, has it before its first query, and a
 // login that may not take the role fails to connect instead of working with its own rights.
 export const WORKER_ROLE = "chat_worker";
+export const OPERATOR_ROLE = "chat_operator";
 
 /** `databaseUrl` whose connections work as `role` (the login must be that role, a member of it, or a superuser). */
 export function withRole(databaseUrl: string, role: string): string {

@@ -102,12 +102,12 @@ test("chatd migrate --check reports pending work and applies none of it", async 
   await db.pool.query("update chatd_meta.schema_contract set sql_sha256 = 'changed'");
   const changed = await runChatd(["migrate", "--check"], db.url);
   assert.is(changed.code, EXIT_SCHEMA_BEHIND, changed.out);
-  assert.match(changed.out, /sql\/ files to apply: 2\n {2}120_worker_caches\.sql\n {2}130_turn_state\.sql/);
+  assert.match(changed.out, /sql\/ files to apply: 3\n {2}120_worker_caches\.sql\n {2}130_turn_state\.sql\n {2}140_service_gauges\.sql/);
   const recorded = await db.pool.query("select 1 from chatd_meta.repeatable_sql where sha256 = 'changed'");
   assert.is(recorded.rowCount, 1, "--check applied nothing");
   const migrated = await runChatd(["migrate"], db.url);
   assert.is(migrated.code, 0, migrated.out);
-  assert.match(migrated.out, /migrations applied: 0, sql\/ files applied: 2/);
+  assert.match(migrated.out, /migrations applied: 0, sql\/ files applied: 3/);
   assert.is((await runChatd(["migrate", "--check"], db.url)).code, 0);
 });
 

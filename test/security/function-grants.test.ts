@@ -150,6 +150,10 @@ const GRANTS: [string[], string[]][] = [
     "chat_public.chats_queue(chat_public.chats)",
     "chat_public.structured_output_enabled()",
   ]],
+  // The database gauges of /metrics: the API's login itself (no set role) and the worker's metrics server.
+  [["chat_worker", "chatd_api"], [
+    "chat_private.service_gauges()",
+  ]],
   // Identity (RLS policies call it); batch item counts (read under RLS).
   [["chat_anonymous", "chat_user", "chat_operator", "chat_worker"], [
     "chat_public.batches_item_counts(chat_public.batches)",

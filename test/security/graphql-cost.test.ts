@@ -38,10 +38,11 @@ function tokens(document: string): number {
   return count;
 }
 
-/** allChats > nodes (2 levels), then 3 hops of chatMessagesByChatId > nodes > chatByChatId (9), then a leaf. */
-const hop = (inner: string) => `chatMessagesByChatId { nodes { chatByChatId { ${inner} } } }`;
-const depth12 = `query { allChats { nodes { ${hop(hop(hop("rowId")))} } } }`;
-const depth13 = `query { allChats { nodes { ${hop(hop(hop("chatMessagesByChatId { totalCount }")))} } } }`;
+/** allChats > nodes (2 levels), then 3 hops of chatMessagesByChatId > nodes > chatByChatId (9), then a leaf. One row
+ * per page, so that the estimated nodes stay small. */
+const hop = (inner: string) => `chatMessagesByChatId(first: 1) { nodes { chatByChatId { ${inner} } } }`;
+const depth12 = `query { allChats(first: 1) { nodes { ${hop(hop(hop("rowId")))} } } }`;
+const depth13 = `query { allChats(first: 1) { nodes { ${hop(hop(hop("chatMessagesByChatId { totalCount }")))} } } }`;
 
 interface Row {
   name: string;
@@ -56,6 +57,11 @@ const aliases = (n: number) => `query { ${repeat(n, (i) => `a${i}: __typename`)}
 const typenames = (n: number) => `query { ${repeat(n, () => "__typename")} }`;
 const operations = (n: number) => repeat(n, (i) => `query q${i} { __typename }`);
 const page = (argument: string, value: number) => `query { allChats(${argument}: ${value}) { totalCount } }`;
+/** Chats times messages per chat, plus the chats themselves, plus a second connection of `batches` rows. */
+const nested = (chats: number, messages: number, batches: number) => `query { allChats(first: ${chats}) { nodes {
+  messages(first: ${messages}) { nodes { rowId } } } } allBatches(first: ${batches}) { nodes { rowId } } }`;
+// 249 + 249 * 1000 + 751 is the limit exactly.
+const atNodeLimit = { chats: 249, messages: 1000, batches: L.maxNodes - 249 - 249 * 1000 };
 
 const MATRIX: Row[] = [
   { name: `${L.maxAliases} aliases`, query: aliases(L.maxAliases), code: null },
@@ -92,6 +98,31 @@ const MATRIX: Row[] = [
   { name: "first: -1", query: page("first", -1), code: "INVALID_PAGE_ARGUMENT" },
   { name: "last: -1", query: page("last", -1), code: "INVALID_PAGE_ARGUMENT" },
   { name: "offset: -1", query: page("offset", -1), code: "INVALID_PAGE_ARGUMENT" },
+  {
+    name: `${L.maxNodes} estimated nodes (chats x messages per chat + chats + batches)`,
+    query: nested(atNodeLimit.chats, atNodeLimit.messages, atNodeLimit.batches), code: null,
+  },
+  {
+    name: `${L.maxNodes + 1} estimated nodes`,
+    query: nested(atNodeLimit.chats, atNodeLimit.messages, atNodeLimit.batches + 1), code: "TOO_MANY_NODES",
+  },
+  {
+    name: "1000 chats x 1000 messages each",
+    query: "query { allChats(first: 1000) { nodes { messages(first: 1000) { nodes { rowId } } } } }", code: "TOO_MANY_NODES",
+  },
+  {
+    name: `connections without first/last count as ${L.maxPageSize} rows each, nested ones multiplied`,
+    query: "query { allChats { nodes { messages { edges { node { rowId } } } } } }", code: "TOO_MANY_NODES",
+  },
+  {
+    name: "nested page sizes through a fragment and a variable",
+    query: "query($n: Int) { allChats(first: $n) { ...F } } fragment F on ChatConnection { nodes { messages(first: 300) { nodes { rowId } } } }",
+    variables: { n: 1000 }, code: "TOO_MANY_NODES",
+  },
+  {
+    name: "the console's chat list (100 chats, each with its structured requests unpaged)",
+    query: "query { allChats(first: 100) { nodes { rowId structuredOutputRequestsByChatId { nodes { status } } } } }", code: null,
+  },
   {
     name: "first: -1 inside a fragment",
     query: "query { ...F } fragment F on Query { allChats(first: -1) { totalCount } }", code: "INVALID_PAGE_ARGUMENT",

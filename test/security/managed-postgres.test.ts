@@ -1,11 +1,15 @@
 // A managed PostgreSQL has no superuser for chatd: the owner is a login with CREATEROLE that owns chatd's
 // database. chatd migrate, the worker (as chat_worker) and the API (as chatd_api) all work with it, end to end:
 // a structured chat created over GraphQL is answered by the worker (with a login of its own, a member of chat_worker
-// only, as docs/security.md provisions it) and its receipt read back.
+// only, as docs/security.md provisions it) and its receipt read back. Then `chatd start` in production, with the
+// worker's and the API's logins of their own: once it runs, no session of the owner's login is left, and none opens
+// while /health, /metrics and GraphQL answer.
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { projectRoot } from "../../src/db/database.ts";
 import pg from "pg";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -14,8 +18,9 @@ import { signToken } from "../../src/api/auth.ts";
 import { startApi, type ApiServer } from "../../src/api/server.ts";
 import { withDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { workerDatabaseUrl } from "../../src/db/run-time-roles.ts";
+import { OPERATOR_ROLE, withRole, workerDatabaseUrl } from "../../src/db/run-time-roles.ts";
 import { startWorker, type RunningWorker } from "../../worker/index.ts";
+import { launch } from "../support/chatd-process.ts";
 import { sqlState } from "../support/db.ts";
 import { testLogger, waitFor } from "../support/worker.ts";
 
@@ -29,6 +34,8 @@ const database = `chatd_t_${runner}_m${suffix}`;
 const password = "owner-password-for-the-test";
 // The cluster's chatd_api password is shared by the test files running at once (test/api/harness.ts uses it too).
 const apiPassword = "chatd-api-test-password";
+// The test's own sessions with the owner's login, told apart from chatd's in pg_stat_activity.
+const testApplication = "managed-postgres test";
 
 let ownerUrl: string;
 let ownerPool: pg.Pool;
@@ -52,7 +59,7 @@ test.before(async () => {
   url.username = ownerRole;
   url.password = password;
   ownerUrl = url.toString();
-  ownerPool = new pg.Pool({ connectionString: ownerUrl, max: 4 });
+  ownerPool = new pg.Pool({ connectionString: ownerUrl, max: 4, application_name: testApplication });
   ownerPool.on("error", () => {});
 });
 test.after(async () => {
@@ -82,14 +89,16 @@ test("chatd migrate works as a non-superuser owner, and re-running it is a no-op
   assert.equal(owners.rows.map((row) => row.owner), [ownerRole]);
 });
 
-test("the worker's connections work as chat_worker, with the owner's login", async () => {
-  const client = new pg.Client({ connectionString: workerDatabaseUrl(ownerUrl) });
-  await client.connect();
-  try {
-    const { rows } = await client.query("select current_user::text as role, session_user::text as login");
-    assert.equal(rows[0], { role: "chat_worker", login: ownerRole });
-  } finally {
-    await client.end();
+test("the worker's connections work as chat_worker, the operator commands' as chat_operator, with the owner's login", async () => {
+  for (const [url, role] of [[workerDatabaseUrl(ownerUrl), "chat_worker"], [withRole(ownerUrl, OPERATOR_ROLE), "chat_operator"]] as const) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query("select current_user::text as role, session_user::text as login");
+      assert.equal(rows[0], { role, login: ownerRole });
+    } finally {
+      await client.end();
+    }
   }
 });
 
@@ -144,6 +153,75 @@ test("migrate, worker (its own login, as chat_worker) and API (chatd_api) run a 
     return rows[0]?.status !== "pending" && rows[0]?.status;
   }, 60_000);
   assert.is(status, "succeeded");
+});
+
+/** chatd's sessions on the test's database with the owner's login (the test's own excluded), seen by the superuser. */
+async function ownerSessions(): Promise<string[]> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ session: string }>(
+      `select format('%s %s %s', pid, application_name, state) as session from pg_stat_activity
+       where datname = $1 and usename = $2 and application_name <> $3`, [database, ownerRole, testApplication]);
+    return rows.map((row) => row.session);
+  } finally {
+    await client.end();
+  }
+}
+
+test("chatd worker runs with the worker's login alone (no owner's login anywhere, the schema check included)", async () => {
+  const workerUrl = new URL(ownerUrl);
+  workerUrl.username = workerLogin;
+  const env: NodeJS.ProcessEnv = { ...process.env, CHATD_LOG_FORMAT: "json", CHATD_METRICS_PORT: "0", DATABASE_URL: workerUrl.toString(),
+    CHATD_WORKSPACES_ROOT: await mkdtemp(join(tmpdir(), "chatd-ws-")) };
+  delete env.CHATD_WORKER_DATABASE_URL;
+  const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "worker"], { cwd: projectRoot, env });
+  try {
+    await chatd.waitFor("the worker started", (line) => line.msg === "worker started");
+  } finally {
+    chatd.child.kill("SIGTERM");
+    await chatd.exited;
+  }
+});
+
+test("chatd start in production with CHATD_API_DATABASE_URL and CHATD_WORKER_DATABASE_URL keeps no owner session", async () => {
+  const workerUrl = new URL(ownerUrl);
+  workerUrl.username = workerLogin;
+  const secret = randomBytes(32).toString("hex");
+  const metricsToken = randomBytes(16).toString("hex");
+  const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "start"], { cwd: projectRoot, env: {
+    ...process.env, NODE_ENV: "production", CHATD_LOG_FORMAT: "json", PORT: "0", CHATD_METRICS_PORT: "0",
+    DATABASE_URL: ownerUrl, CHATD_WORKER_DATABASE_URL: workerUrl.toString(), CHATD_API_DATABASE_URL: withApiRole(ownerUrl, apiPassword),
+    CHATD_JWT_SECRET: secret, CHATD_METRICS_TOKEN: metricsToken, CHATD_WORKSPACES_ROOT: await mkdtemp(join(tmpdir(), "chatd-ws-")),
+  } });
+  try {
+    const running = await chatd.waitFor("chatd is running", (line) => line.msg === "chatd is running");
+    const started = await chatd.waitFor("the worker started", (line) => line.msg === "worker started");
+    const url = String(running.url);
+    // The worker's process holds its own login only: no variable of its environment names the owner's.
+    const environment = readFileSync(`/proc/${started.pid}/environ`, "utf8").split("\0");
+    assert.ok(environment.includes(`DATABASE_URL=${workerUrl.toString()}`), "the worker's DATABASE_URL is its own login");
+    assert.equal(environment.filter((entry) => entry.includes(ownerRole)), [], "no owner's connection string");
+    // migrate and the schema checks of chatd and its worker used the owner's login and closed it; their backends
+    // leave pg_stat_activity as they exit.
+    await waitFor("the start-up sessions of the owner to end", async () => (await ownerSessions()).length === 0, 10_000);
+    const health = await fetch(`${url}/health`);
+    assert.equal([health.status, await health.json()], [200, { ok: true }]);
+    const metrics = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    assert.is(metrics.status, 200);
+    // A labelled database gauge is there only when chat_private.service_gauges() answered chatd_api (the receipt of
+    // the end-to-end test above).
+    assert.match(await metrics.text(), /^chatd_receipts\{status="succeeded",code=""\} 1$/m);
+    const { rows: [user] } = await ownerPool.query<{ id: string }>("select id from chat_public.users where name = 'managed'");
+    const graphql = await fetch(`${url}/graphql`, { method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${signToken(secret, user!.id)}` },
+      body: JSON.stringify({ query: "{ allChats { totalCount } }" }) });
+    assert.equal(await graphql.json(), { data: { allChats: { totalCount: 1 } } });
+    assert.equal(await ownerSessions(), [], "no session of the owner's login while the API and the worker run");
+  } finally {
+    chatd.child.kill("SIGTERM");
+    await chatd.exited;
+  }
 });
 
 test.run();

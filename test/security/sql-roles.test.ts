@@ -116,10 +116,14 @@ for (const [role, sql, expected] of MATRIX) {
   });
 }
 
-test("chatd_api, the API's login, has no rights of its own: it may only become chat_user or chat_anonymous", async () => {
+test("chatd_api, the API's login, may only become chat_user or chat_anonymous, and read the /metrics gauges", async () => {
   const rows: [string, string][] = [
     ["select count(*) from chat_public.chats", "42501"],
     ["select chat_public.current_user_id()", "42501"],
+    ["select chat_private.service_gauges()", "ok"],
+    ["select count(*) from chat_private.turn_progress", "42501"],
+    ["select count(*) from graphile_worker.jobs", "42501"],
+    ["select chat_private.setting('lease_seconds')", "42501"],
     ["set local role chat_user", "ok"],
     ["set local role chat_anonymous", "ok"],
     ["set local role chat_worker", "42501"],
