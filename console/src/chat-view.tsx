@@ -2,7 +2,7 @@
 // while a turn runs (a reload continues the turn), the queue, the composer with its JSON Schema checked by the
 // server's own rules before sending, client tools declared with a new chat, Stop (an interrupt), and edits of user
 // messages.
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } from "ai";
 import type { QueuedMessage, Validation } from "@chatd/client";
@@ -38,7 +38,15 @@ export function ChatView({ chatId, onChatCreated, onChanged }: { chatId: string;
   const transport = useMemo(() => new DefaultChatTransport({ api: "/api/chat", headers: () => authHeaders() }), []);
   const known = UUID.test(chatId);
 
-  const refreshQueue = useCallback(() => { if (known) void chatd.chats.queue(chatId).then(setQueue, () => setQueue([])); }, [chatId, known]);
+  // Reads overlap (every status part starts one): only the latest one's answer is shown, or a slow read from
+  // before a dequeue could put a message back on screen after a newer read removed it.
+  const queueRead = useRef(0);
+  const refreshQueue = useCallback(() => {
+    if (!known) return;
+    const read = ++queueRead.current;
+    const show = (items: QueuedMessage[]) => { if (read === queueRead.current) setQueue(items); };
+    void chatd.chats.queue(chatId).then(show, () => show([]));
+  }, [chatId, known]);
 
   const chat = useChat({
     id: chatId,
