@@ -1,5 +1,7 @@
 // Bundles the console (React, the AI SDK's useChat) into console/dist with esbuild: one script, one stylesheet
 // and the page, no CDN. Run by the repository's `prepare` script, so `npm install` / `npm ci` build it.
+// @chatd/client is bundled from its TypeScript source (the workspace next door), so the console builds without
+// the client's own tsc build having run first (and in an --omit=dev install, which has no tsc).
 import { copyFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -17,6 +19,7 @@ await build({
   target: "es2022",
   jsx: "automatic",
   define: { "process.env.NODE_ENV": '"production"' },
+  alias: { "@chatd/client": join(here, "..", "client", "src", "index.ts") },
   logLevel: "warning",
 });
 await copyFile(join(here, "src", "index.html"), join(dist, "index.html"));

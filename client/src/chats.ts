@@ -2,9 +2,10 @@
 // needs around them. Content is either `prompt` (one text part) or `content` (chatd's parts).
 import * as documents from "./documents.ts";
 import { ChatdError } from "./errors.ts";
-import { toChat, toInput, toMessage } from "./normalize.ts";
+import { toChat, toInput, toMessage, toQueued, toSummary } from "./normalize.ts";
 import type { Transport } from "./transport.ts";
-import type { Chat, ChatInput, ChatMessage, ContentPart, DynamicTool, MessageKind, ResponseFormat, ToolResult } from "./types.ts";
+import type { Chat, ChatInput, ChatMessage, ChatSummary, ContentPart, DynamicTool, MessageKind, QueuedMessage, ResponseFormat,
+  ToolResult } from "./types.ts";
 
 export type ContentInput = { prompt: string; content?: never } | { content: ContentPart[]; prompt?: never };
 
@@ -29,6 +30,11 @@ export type EditOptions = ContentInput & {
   /** Omitted keeps the edited message's format (under a fresh request id); `{type: "text"}` clears it. */
   responseFormat?: ResponseFormat;
 };
+
+export interface ListOptions {
+  /** At most this many chats (all when omitted). */
+  first?: number;
+}
 
 export interface MessagesOptions {
   afterId?: string | null;
@@ -105,6 +111,18 @@ export class ChatsApi {
   async get(chatId: string, signal?: AbortSignal): Promise<Chat | null> {
     const data = await this.transport.request<{ chatByRowId: Raw | null }>(documents.GET_CHAT, { id: chatId }, signal);
     return data.chatByRowId ? toChat(data.chatByRowId) : null;
+  }
+
+  /** Your chats, newest first. */
+  async list(options: ListOptions = {}, signal?: AbortSignal): Promise<ChatSummary[]> {
+    const data = await this.transport.request<{ allChats: { nodes: Raw[] } }>(documents.LIST_CHATS, { first: options.first ?? null }, signal);
+    return data.allChats.nodes.map(toSummary);
+  }
+
+  /** The messages waiting in the chat's queue, in the order they will run (empty when the chat is not yours). */
+  async queue(chatId: string, signal?: AbortSignal): Promise<QueuedMessage[]> {
+    const data = await this.transport.request<{ chatByRowId: { queue: (Raw | null)[] | null } | null }>(documents.CHAT_QUEUE, { id: chatId }, signal);
+    return (data.chatByRowId?.queue ?? []).flatMap((raw) => (raw ? [toQueued(raw)] : []));
   }
 
   /** The transcript in rowId order (after `afterId`, of one `kind`, at most `first`). */

@@ -1,4 +1,5 @@
 // createChatdClient: the one object a TypeScript app holds. It owns one HTTP transport and (lazily) one websocket.
+import { BatchesApi } from "./batches.ts";
 import { ChatsApi } from "./chats.ts";
 import { chatEvents, type EventsOptions } from "./events.ts";
 import type { SchemaInput } from "./schema.ts";
@@ -13,6 +14,8 @@ export interface ChatdClient {
   structured<const S extends SchemaInput, const N extends NumbersMode = "number">(options: StructuredOptions<S, N>)
     : Promise<StructuredResult<StructuredValue<S, N>>>;
   chats: ChatsApi;
+  /** Batches and their results. */
+  batches: BatchesApi;
   /** The chat's events; reconnects by itself and never repeats or skips a message. `break` ends it. */
   events(chatId: string, options?: EventsOptions): AsyncIterable<ChatEvent>;
   /** Any GraphQL query or mutation of chatd's schema.graphql. */
@@ -28,6 +31,7 @@ export function createChatdClient(options: ChatdClientOptions): ChatdClient {
     // The typed signature is the interface's; inferring through it here would instantiate FromSchema generically.
     structured: ((request: StructuredOptions<SchemaInput, NumbersMode>) => structured(transport, chats, request)) as unknown as ChatdClient["structured"],
     chats,
+    batches: new BatchesApi(transport),
     events: (chatId, eventOptions) => chatEvents(transport, chatId, eventOptions),
     request: (query, variables, signal) => transport.request(query, variables, signal),
     close: () => transport.close(),

@@ -20,6 +20,17 @@ export const messagesQuery = (withKind: boolean) => `query($id: UUID!, $after: B
     nodes { ${MESSAGE} } } } }`;
 export const LAST_MESSAGE_ID = `query($id: UUID!) { chatByRowId(rowId: $id) {
   chatMessagesByChatId(orderBy: ROW_ID_DESC, first: 1) { nodes { rowId } } } }`;
+export const LIST_CHATS = `query($first: Int) { allChats(orderBy: CREATED_AT_DESC, first: $first) { nodes {
+  rowId title status archived workspace createdAt updatedAt structuredOutputRequestsByChatId { nodes { status } } } } }`;
+export const CHAT_QUEUE = `query($id: UUID!) { chatByRowId(rowId: $id) { queue { rowId chatId content structuredOutputRequestId createdAt } } }`;
+export const LIST_BATCHES = `query($first: Int) { allBatches(orderBy: CREATED_AT_DESC, first: $first) { nodes {
+  rowId name status totalItems concurrency workspace modelConfigId error createdAt finishedAt
+  itemCounts { pending running succeeded failed canceled } } } }`;
+export const BATCH_ITEMS = `query($id: UUID!, $after: Cursor, $first: Int!) {
+  allBatchItems(condition: {batchId: $id}, orderBy: LINE_ASC, first: $first, after: $after) {
+    pageInfo { hasNextPage endCursor }
+    nodes { line status chatId structuredOutputRequestId errorCode errorMessage
+      structuredOutputRequestByStructuredOutputRequestId { chatMessageByReceiptMessageId { structuredOutput { valueJson } } } } } }`;
 export const CHAT_EVENTS = `subscription($chatId: UUID!, $after: BigInt) { chatEvents(chatId: $chatId, afterMessageId: $after) {
   type chatId snapshotVersion historyVersion generationAttempt status archived pendingToolCalls retry
   message { ${MESSAGE} } part { historyVersion generationAttempt seq data } } }`;

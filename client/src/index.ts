@@ -1,7 +1,8 @@
 // @chatd/client: structured requests with typed, exact results, chat transitions and a reconnecting event stream.
 // The AI SDK provider is the separate entry point `@chatd/client/ai-sdk`.
 export { createChatdClient, type ChatdClient, type ChatdClientOptions } from "./client.ts";
-export type { ChatsApi, ContentInput, CreateOptions, EditOptions, MessagesOptions, SendOptions } from "./chats.ts";
+export type { ChatsApi, ContentInput, CreateOptions, EditOptions, ListOptions, MessagesOptions, SendOptions } from "./chats.ts";
+export type { BatchesApi, BatchListOptions, BatchResultsOptions } from "./batches.ts";
 export type { EventsOptions } from "./events.ts";
 export type { NumbersMode, StructuredOptions, StructuredResult, StructuredValue } from "./structured.ts";
 export type { InferSchema, JsonSchemaObject, SchemaInput } from "./schema.ts";

@@ -1,5 +1,6 @@
 // From the GraphQL shapes (uppercase enums) to the client's (chatd's lowercase names).
-import type { Chat, ChatEvent, ChatInput, ChatMessage, ChatStatus, PendingToolCall } from "./types.ts";
+import type { Batch, BatchItemResult, BatchItemStatus, BatchStatus, Chat, ChatEvent, ChatInput, ChatMessage, ChatStatus, ChatSummary,
+  PendingToolCall, QueuedMessage } from "./types.ts";
 
 type Raw = Record<string, unknown>;
 
@@ -62,5 +63,61 @@ export function toEvent(raw: Raw): ChatEvent {
     pendingToolCalls: (raw.pendingToolCalls ?? null) as PendingToolCall[] | null,
     retry: (raw.retry ?? null) as Record<string, unknown> | null,
     part: (raw.part ?? null) as ChatEvent["part"],
+  };
+}
+
+export function toSummary(raw: Raw): ChatSummary {
+  const requests = (raw.structuredOutputRequestsByChatId as { nodes: { status: string }[] } | null)?.nodes ?? [];
+  return {
+    chatId: raw.rowId as string,
+    title: (raw.title ?? null) as string | null,
+    status: lower<ChatStatus>(raw.status),
+    archived: raw.archived as boolean,
+    workspace: (raw.workspace ?? null) as string | null,
+    createdAt: raw.createdAt as string,
+    updatedAt: raw.updatedAt as string,
+    pendingStructuredRequests: requests.filter((request) => request.status === "PENDING").length,
+  };
+}
+
+export function toQueued(raw: Raw): QueuedMessage {
+  return {
+    queuedMessageId: raw.rowId as string,
+    chatId: raw.chatId as string,
+    content: (raw.content ?? []) as QueuedMessage["content"],
+    structuredOutputRequestId: (raw.structuredOutputRequestId ?? null) as string | null,
+    createdAt: raw.createdAt as string,
+  };
+}
+
+export function toBatch(raw: Raw): Batch {
+  const counts = (raw.itemCounts ?? {}) as Partial<Record<BatchItemStatus, number | null>>;
+  return {
+    batchId: raw.rowId as string,
+    name: (raw.name ?? null) as string | null,
+    status: lower<BatchStatus>(raw.status),
+    totalItems: raw.totalItems as number,
+    concurrency: raw.concurrency as number,
+    workspace: (raw.workspace ?? null) as string | null,
+    modelConfigId: raw.modelConfigId as string,
+    error: (raw.error ?? null) as string | null,
+    createdAt: raw.createdAt as string,
+    finishedAt: (raw.finishedAt ?? null) as string | null,
+    itemCounts: { pending: counts.pending ?? 0, running: counts.running ?? 0, succeeded: counts.succeeded ?? 0,
+      failed: counts.failed ?? 0, canceled: counts.canceled ?? 0 },
+  };
+}
+
+export function toBatchItem(raw: Raw): BatchItemResult {
+  const request = raw.structuredOutputRequestByStructuredOutputRequestId as
+    { chatMessageByReceiptMessageId: { structuredOutput: { valueJson: string | null } | null } | null } | null;
+  return {
+    line: raw.line as number,
+    status: lower<BatchItemStatus>(raw.status),
+    chatId: (raw.chatId ?? null) as string | null,
+    structuredOutputRequestId: (raw.structuredOutputRequestId ?? null) as string | null,
+    valueJson: request?.chatMessageByReceiptMessageId?.structuredOutput?.valueJson ?? null,
+    errorCode: (raw.errorCode ?? null) as string | null,
+    errorMessage: (raw.errorMessage ?? null) as string | null,
   };
 }

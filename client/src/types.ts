@@ -45,6 +45,28 @@ export interface ChatInput {
   receiptMessageIds: string[];
 }
 
+/** A chat as `chats.list()` shows it. */
+export interface ChatSummary {
+  chatId: string;
+  title: string | null;
+  status: ChatStatus;
+  archived: boolean;
+  workspace: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** Structured requests of the chat that have no receipt yet. */
+  pendingStructuredRequests: number;
+}
+
+/** A message waiting in a busy chat's queue (`chats.queue()`), in the order it will run. */
+export interface QueuedMessage {
+  queuedMessageId: string;
+  chatId: string;
+  content: ContentPart[];
+  structuredOutputRequestId: string | null;
+  createdAt: string;
+}
+
 export interface PendingToolCall {
   tool_call_id: string;
   tool_name: string;
@@ -101,4 +123,36 @@ export interface ToolResult {
   /** Any JSON value. */
   result: unknown;
   isError?: boolean;
+}
+
+export type BatchStatus = "validating" | "running" | "completed" | "failed" | "canceled";
+export type BatchItemStatus = "pending" | "running" | "succeeded" | "failed" | "canceled";
+
+export interface Batch {
+  batchId: string;
+  name: string | null;
+  status: BatchStatus;
+  totalItems: number;
+  concurrency: number;
+  workspace: string | null;
+  modelConfigId: string;
+  /** The batch's own failure (a failed batch), not its items'. */
+  error: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+  /** Items by status, counted when read. */
+  itemCounts: Record<BatchItemStatus, number>;
+}
+
+/** One line of a batch and its outcome. */
+export interface BatchItemResult {
+  line: number;
+  status: BatchItemStatus;
+  chatId: string | null;
+  structuredOutputRequestId: string | null;
+  /** The receipt's exact JSON text (every digit kept); null unless the item succeeded. */
+  valueJson: string | null;
+  /** The request's failure or cancellation code, or invalid_line, invalid_input, dispatch_failed, batch_failed, batch_canceled. */
+  errorCode: string | null;
+  errorMessage: string | null;
 }

@@ -1,7 +1,8 @@
 // Batches: each with a progress bar (finished items of the total) and its results as a JSONL download, the
 // values as their exact stored JSON text.
 import { useEffect, useState } from "react";
-import { batchResults, listBatches, type BatchSummary } from "./api.ts";
+import type { Batch } from "@chatd/client";
+import { chatd, errorText } from "./api.ts";
 
 function download(name: string, text: string) {
   const url = URL.createObjectURL(new Blob([text], { type: "application/x-ndjson" }));
@@ -12,20 +13,22 @@ function download(name: string, text: string) {
   URL.revokeObjectURL(url);
 }
 
-async function downloadResults(batch: BatchSummary) {
-  const results = await batchResults(batch.rowId);
+async function downloadResults(batch: Batch) {
+  const lines: string[] = [];
   // value_json is spliced in verbatim (it is JSON text), so big numbers keep every digit.
-  const lines = results.map((r) => `{"line":${r.line},"request_id":${JSON.stringify(r.requestId)},"status":${JSON.stringify(r.status)},` +
-    `"value":${r.valueJson ?? "null"},"error_code":${JSON.stringify(r.errorCode)},"error_message":${JSON.stringify(r.errorMessage)}}`);
-  download(`batch-${batch.rowId}.jsonl`, lines.join("\n") + "\n");
+  for await (const r of chatd.batches.results(batch.batchId)) {
+    lines.push(`{"line":${r.line},"request_id":${JSON.stringify(r.structuredOutputRequestId)},"status":${JSON.stringify(r.status)},` +
+      `"value":${r.valueJson ?? "null"},"error_code":${JSON.stringify(r.errorCode)},"error_message":${JSON.stringify(r.errorMessage)}}`);
+  }
+  download(`batch-${batch.batchId}.jsonl`, lines.join("\n") + "\n");
 }
 
 export function BatchesPage() {
-  const [batches, setBatches] = useState<BatchSummary[]>([]);
+  const [batches, setBatches] = useState<Batch[]>([]);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let stopped = false;
-    const load = () => listBatches().then((b) => { if (!stopped) setBatches(b); }, (e: unknown) => setError(String(e)));
+    const load = () => chatd.batches.list({ first: 100 }).then((b) => { if (!stopped) setBatches(b); }, (e: unknown) => setError(errorText(e)));
     void load();
     const timer = setInterval(load, 1000);
     return () => { stopped = true; clearInterval(timer); };
@@ -39,11 +42,11 @@ export function BatchesPage() {
         const c = b.itemCounts;
         const finished = c.succeeded + c.failed + c.canceled;
         return (
-          <section key={b.rowId} aria-label={`Batch ${b.name ?? b.rowId}`} className="message">
-            <h3>{b.name ?? b.rowId} · {b.status}</h3>
+          <section key={b.batchId} aria-label={`Batch ${b.name ?? b.batchId}`} className="message">
+            <h3>{b.name ?? b.batchId} · {b.status}</h3>
             <progress aria-label="Progress" max={b.totalItems} value={finished}>{finished} of {b.totalItems}</progress>
             <div className="status">{finished} of {b.totalItems} finished · {c.succeeded} succeeded · {c.failed} failed · {c.canceled} canceled · {c.running} running · {c.pending} pending</div>
-            <button type="button" onClick={() => void downloadResults(b).catch((e: unknown) => setError(String(e)))}>Download results</button>
+            <button type="button" onClick={() => void downloadResults(b).catch((e: unknown) => setError(errorText(e)))}>Download results</button>
           </section>
         );
       })}

@@ -1,14 +1,19 @@
 // One chat: useChat on the endpoint (/api/chat), the transcript loaded from /api/chat/:id/messages and resumed
 // while a turn runs (a reload continues the turn), the queue, the composer with its JSON Schema checked by the
-// server's own rules before sending, Stop (an interrupt), and edits of user messages.
-import { useCallback, useEffect, useMemo, useState } from "react";
+// server's own rules before sending, client tools declared with a new chat, Stop (an interrupt), and edits of user
+// messages.
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } from "ai";
-import { authHeaders, chatQueue, checkResponseFormat, deleteQueued, promoteQueued, queueMessage, stopChat, transcript,
-  ApiError, type QueuedMessage } from "./api.ts";
+import type { QueuedMessage, Validation } from "@chatd/client";
+import { authHeaders, chatd, checkResponseFormat, errorText, streamError, transcript } from "./api.ts";
+import { parseClientTools } from "./client-tools.ts";
 import { Transcript } from "./transcript.tsx";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const fieldErrors = (errors: Validation[]) => errors.map((e) => `${e.field}: ${e.detail}`);
+const queuedText = (q: QueuedMessage) => q.content.map((part) => (typeof part.text === "string" ? part.text : "")).join("");
 
 /** The composer's schema as a response_format envelope, the schema's text spliced verbatim (digits kept). */
 function envelopeText(schema: string, name: string): string | null {
@@ -26,12 +31,22 @@ export function ChatView({ chatId, onChatCreated, onChanged }: { chatId: string;
   const [schema, setSchema] = useState("");
   const [schemaName, setSchemaName] = useState("result");
   const [workspace, setWorkspace] = useState("");
+  const [clientTools, setClientTools] = useState("");
   const [schemaErrors, setSchemaErrors] = useState<string[]>([]);
+  const [toolErrors, setToolErrors] = useState<string[]>([]);
   const [error, setError] = useState<string | null>(null);
   const transport = useMemo(() => new DefaultChatTransport({ api: "/api/chat", headers: () => authHeaders() }), []);
   const known = UUID.test(chatId);
 
-  const refreshQueue = useCallback(() => { if (known) void chatQueue(chatId).then(setQueue, () => setQueue([])); }, [chatId, known]);
+  // Reads overlap (every status part starts one): only the latest one's answer is shown, or a slow read from
+  // before a dequeue could put a message back on screen after a newer read removed it.
+  const queueRead = useRef(0);
+  const refreshQueue = useCallback(() => {
+    if (!known) return;
+    const read = ++queueRead.current;
+    const show = (items: QueuedMessage[]) => { if (read === queueRead.current) setQueue(items); };
+    void chatd.chats.queue(chatId).then(show, () => show([]));
+  }, [chatId, known]);
 
   const chat = useChat({
     id: chatId,
@@ -44,7 +59,21 @@ export function ChatView({ chatId, onChatCreated, onChanged }: { chatId: string;
       setPending(new Set((data.pendingToolCalls ?? []).map((c) => c.tool_call_id)));
       refreshQueue();
     },
-    onError: (e) => setError(e.message),
+    onError: (e) => {
+      const refused = streamError(e);
+      const atTools = refused.validations.filter((v) => v.field.startsWith("dynamic_tools"));
+      if (atTools.length > 0) setToolErrors(fieldErrors(atTools));
+      else setError(errorText(refused));
+      // A refused first message created no chat: take it back into the composer so that the next send is the first.
+      if (!known) {
+        chat.setMessages((messages) => {
+          if (messages.some((m) => (m.metadata as { chatId?: string } | undefined)?.chatId)) return messages;
+          const first = messages.find((m) => m.role === "user");
+          setText(first?.parts.map((p) => (p.type === "text" ? p.text : "")).join("") ?? "");
+          return [];
+        });
+      }
+    },
     onFinish: ({ message }) => {
       const created = (message.metadata as { chatId?: string } | undefined)?.chatId;
       if (!known && created) onChatCreated(created);
@@ -75,28 +104,32 @@ export function ChatView({ chatId, onChatCreated, onChanged }: { chatId: string;
     if (format !== null) {
       const checked = await checkResponseFormat(format);
       if (!checked.ok) {
-        setSchemaErrors((checked.errors ?? []).map((e) => `${e.field}: ${e.detail}`));
+        setSchemaErrors(fieldErrors(checked.errors ?? []));
         return;
       }
     }
     setSchemaErrors([]);
+    const tools = known ? { tools: [], errors: [] } : parseClientTools(clientTools);
+    setToolErrors(fieldErrors(tools.errors));
+    if (tools.tools === null) return;
     const message = text;
     setText("");
     try {
       if (busy && known) {
-        await queueMessage(chatId, message, format);
+        await chatd.chats.send(chatId, { prompt: message, responseFormat: format ?? undefined });
         refreshQueue();
         return;
       }
-      await chat.sendMessage({ text: message }, { body: { responseFormat: format, workspace: workspace || null } });
+      await chat.sendMessage({ text: message }, { body: { responseFormat: format, workspace: workspace || null,
+        ...(tools.tools.length > 0 ? { dynamicTools: tools.tools } : {}) } });
     } catch (e) {
-      setError(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
+      setError(errorText(e));
     }
   }
 
   const stop = async () => {
     const id = known ? chatId : (chat.messages.at(-1)?.metadata as { chatId?: string } | undefined)?.chatId;
-    if (id) await stopChat(id).catch((e: unknown) => setError(String(e)));
+    if (id) await chatd.chats.interrupt(id).catch((e: unknown) => setError(errorText(e)));
   };
 
   return (
@@ -104,19 +137,19 @@ export function ChatView({ chatId, onChatCreated, onChanged }: { chatId: string;
       <div className="status" style={{ padding: "6px 16px" }}>chat <code>{known ? chatId : "new"}</code> · <span aria-label="Chat status">{status}</span></div>
       <Transcript messages={chat.messages} pending={pending}
         onToolResult={(part, output) => { setPending(new Set()); void chat.addToolOutput({ tool: part.toolName, toolCallId: part.toolCallId, output } as never); }}
-        onEdit={(messageId, value) => void chat.sendMessage({ text: value, messageId }, { body: {} }).catch((e: unknown) => setError(String(e)))} />
+        onEdit={(messageId, value) => void chat.sendMessage({ text: value, messageId }, { body: {} }).catch((e: unknown) => setError(errorText(e)))} />
       {queue.length > 0 && (
         <div className="queue" aria-label="Queue">
           <b>Queued</b>
           <ul>{queue.map((q) => (
-            <li key={q.rowId}>{q.text}{q.structured ? " (structured)" : ""}{" "}
-              <button type="button" onClick={() => void promoteQueued(q.rowId).then(refreshQueue)}>Promote</button>{" "}
-              <button type="button" onClick={() => void deleteQueued(q.rowId).then(refreshQueue)}>Delete</button>
+            <li key={q.queuedMessageId}>{queuedText(q)}{q.structuredOutputRequestId ? " (structured)" : ""}{" "}
+              <button type="button" onClick={() => void chatd.chats.promoteQueued(q.queuedMessageId).then(refreshQueue, (e: unknown) => setError(errorText(e)))}>Promote</button>{" "}
+              <button type="button" onClick={() => void chatd.chats.deleteQueued(q.queuedMessageId).then(refreshQueue, (e: unknown) => setError(errorText(e)))}>Delete</button>
             </li>))}
           </ul>
         </div>
       )}
-      <form className="composer" onSubmit={(e) => { e.preventDefault(); void send(); }}>
+      <form className={known ? "composer" : "composer new"} onSubmit={(e) => { e.preventDefault(); void send(); }}>
         <div>
           <label htmlFor="message">Message</label>
           <textarea id="message" rows={4} value={text} onChange={(e) => setText(e.target.value)} />
@@ -133,6 +166,14 @@ export function ChatView({ chatId, onChatCreated, onChanged }: { chatId: string;
           {!known && (<><label htmlFor="workspace">Workspace</label>
             <input id="workspace" value={workspace} onChange={(e) => setWorkspace(e.target.value)} placeholder="demo" /></>)}
         </div>
+        {!known && (
+          <div>
+            <label htmlFor="client-tools">Client tools</label>
+            <textarea id="client-tools" rows={4} value={clientTools} aria-invalid={toolErrors.length > 0} aria-describedby="client-tools-errors"
+              onChange={(e) => setClientTools(e.target.value)} placeholder='[{"name":"ask_user","description":"...","inputSchema":{"type":"object"}}] (optional)' />
+            <div id="client-tools-errors" role="alert">{toolErrors.map((e) => <div key={e} className="field-error">{e}</div>)}</div>
+          </div>
+        )}
         <div className="actions">
           <button type="submit" disabled={text.trim() === ""}>Send</button>
           <button type="button" onClick={() => void stop()} disabled={!busy}>Stop</button>

@@ -2,7 +2,8 @@
 // page, chosen by the URL's hash (#/chat/<id>, #/batches).
 import { useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
-import { listChats, setToken, whoAmI, type ChatSummary } from "./api.ts";
+import type { ChatSummary } from "@chatd/client";
+import { chatd, errorText, setToken, whoAmI } from "./api.ts";
 import { BatchesPage } from "./batches.tsx";
 import { ChatView } from "./chat-view.tsx";
 
@@ -22,7 +23,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
       await whoAmI();
       onSignedIn(value.trim());
     } catch (e) {
-      setError(e instanceof Error ? e.message : String(e));
+      setError(errorText(e));
     }
   };
   return (
@@ -45,7 +46,7 @@ function Shell() {
   });
   const [path, setPath] = useState(route());
   const [chats, setChats] = useState<ChatSummary[]>([]);
-  const refresh = useCallback(() => { void listChats().then(setChats, () => {}); }, []);
+  const refresh = useCallback(() => { void chatd.chats.list({ first: 100 }).then(setChats, () => {}); }, []);
   useEffect(() => {
     const onHash = () => setPath(route());
     window.addEventListener("hashchange", onHash);
@@ -67,10 +68,11 @@ function Shell() {
         <button type="button" onClick={() => { window.location.hash = `#/chat/new-${crypto.randomUUID().slice(0, 8)}`; }}>New chat</button>{" "}
         <a href="#/batches">Batches</a>
         <ul>{chats.map((c) => (
-          <li key={c.rowId}>
-            <button type="button" onClick={() => { window.location.hash = `#/chat/${c.rowId}`; }} aria-current={id === c.rowId}>
-              {c.title ?? c.rowId.slice(0, 8)}
-              <div className="meta">{c.status} · {new Date(c.updatedAt).toLocaleString()}{c.pendingRequests > 0 ? ` · ${c.pendingRequests} pending` : ""}</div>
+          <li key={c.chatId}>
+            <button type="button" onClick={() => { window.location.hash = `#/chat/${c.chatId}`; }} aria-current={id === c.chatId}>
+              {c.title ?? c.chatId.slice(0, 8)}
+              <div className="meta">{c.status} · {new Date(c.updatedAt).toLocaleString()}
+                {c.pendingStructuredRequests > 0 ? ` · ${c.pendingStructuredRequests} pending` : ""}</div>
             </button>
           </li>))}
         </ul>

@@ -48,12 +48,14 @@ test.after(async () => {
 });
 
 const transcript = () => page.getByRole("log", { name: "Transcript" });
+const chatCount = async () => (await gql<{ allChats: { totalCount: number } }>("{ allChats { totalCount } }", {})).allChats.totalCount;
 
-async function newChat(message: string, options: { schema?: string; workspace?: string } = {}): Promise<void> {
+async function newChat(message: string, options: { schema?: string; workspace?: string; clientTools?: string } = {}): Promise<void> {
   await page.getByRole("button", { name: "New chat" }).click();
   await page.getByRole("textbox", { name: "Message" }).fill(message);
   if (options.schema) await page.getByRole("textbox", { name: "JSON Schema" }).fill(options.schema);
   if (options.workspace) await page.getByRole("textbox", { name: "Workspace" }).fill(options.workspace);
+  if (options.clientTools) await page.getByRole("textbox", { name: "Client tools" }).fill(options.clientTools);
   await page.getByRole("button", { name: "Send" }).click();
 }
 
@@ -83,32 +85,59 @@ test("(scripted provider) a structured chat: the workspace tool call streams, th
   assert.ok((await card.textContent())!.includes(`"n": ${BIG}`), await card.textContent() ?? "");
   await page.getByText("Tool call list_files").click();
   assert.ok((await transcript().textContent())!.includes("a.txt"), "the tool's output is in the expanded call");
-  assert.ok((await transcript().textContent())!.includes("Listing the workspace."));
+  await transcript().getByText("Listing the workspace.", { exact: true }).waitFor();
   await card.scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(shots, "transcript-receipt.png"), fullPage: true });
 });
 
 test("(scripted provider) a JSON Schema the server refuses is shown at the field and nothing is sent", async () => {
-  const before = (await gql<{ allChats: { totalCount: number } }>("{ allChats { totalCount } }", {})).allChats.totalCount;
+  const before = await chatCount();
   await newChat("hello", { schema: '{"type":"object","$ref":"#/definitions/x"}' });
   const errors = page.locator("#schema-errors");
   await errors.getByText(/response_format\.json_schema\.schema/).waitFor();
   assert.is(await page.getByRole("textbox", { name: "JSON Schema" }).getAttribute("aria-invalid"), "true");
-  const after = (await gql<{ allChats: { totalCount: number } }>("{ allChats { totalCount } }", {})).allChats.totalCount;
-  assert.is(after, before);
+  assert.is(await chatCount(), before);
 });
 
-test("(scripted provider) a client-tool request is answered from its form and the turn goes on", async () => {
-  const { createChat } = await gql<{ createChat: { result: { chatId: string } } }>(
-    `mutation($c: JSON!, $tools: JSON) { createChat(input: {content: $c, dynamicTools: $tools}) { result { chatId } } }`,
-    { c: [{ type: "text", text: script([{ text: "Asking you.", tool_calls: [{ name: "ask_user", args: { question: "colour?" } }] },
-      { text: "Thanks for answering." }]) }], tools: [{ name: "ask_user", description: "ask", input_schema: { type: "object" } }] });
-  await openChat(createChat.result.chatId);
+test("(scripted provider) a new chat declares a client tool in the composer; its request is answered from its form and the turn goes on", async () => {
+  const tools = JSON.stringify([{ name: "ask_user", description: "ask the person", inputSchema: { type: "object", properties: { question: { type: "string" } } } }]);
+  await newChat(script([{ text: "Asking you.", tool_calls: [{ name: "ask_user", args: { question: "colour?" } }] },
+    { text: "Thanks for answering." }]), { clientTools: tools });
+  // The first stream ends when the chat waits on the tool; the page then moves to the chat chatd created (and
+  // shows the request again from the server), so the form is answered there.
+  await page.waitForURL(/#\/chat\/[0-9a-f-]{36}$/);
+  const chatId = new URL(page.url()).hash.replace("#/chat/", "");
   const request = page.getByRole("region", { name: "Tool request ask_user" });
+  await request.getByText('{"question":"colour?"}').waitFor();
   await request.getByRole("textbox", { name: "Result" }).fill('{"colour": "green"}');
   await request.getByRole("button", { name: "Submit result" }).click();
-  await transcript().getByText("Thanks for answering.").waitFor();
+  // exact: the user's message (the script) holds the same words.
+  await transcript().getByText("Thanks for answering.", { exact: true }).waitFor();
   assert.is(await page.getByRole("region", { name: "Tool request ask_user" }).count(), 0);
+  const { rows } = await stack.t.db.pool.query<{ result: unknown }>(
+    `select c -> 'result' as result from chat_public.chat_messages m, jsonb_array_elements(m.content) c
+      where m.chat_id = $1 and c ->> 'type' = 'tool-result'`, [chatId]);
+  assert.equal(rows.map((r) => r.result), [{ colour: "green" }], "the form's JSON is the tool's result");
+});
+
+test("(scripted provider) client tools the console or the server refuses are shown at the field and no chat is created", async () => {
+  const before = await chatCount();
+  await newChat("hello", { clientTools: '{"name": "ask_user"}' });
+  const errors = page.locator("#client-tools-errors");
+  await errors.getByText("dynamic_tools: must be a JSON array of {name, description, inputSchema}").waitFor();
+  assert.is(await page.getByRole("textbox", { name: "Client tools" }).getAttribute("aria-invalid"), "true");
+  await page.getByRole("textbox", { name: "Client tools" }).fill('[{"name": "bad name", "inputSchema": {"type": "object"}}]');
+  await page.getByRole("button", { name: "Send" }).click();
+  await errors.getByText("dynamic_tools[0].name: must match ^[A-Za-z0-9_-]{1,64}$").waitFor();
+  // More tools than chatd allows passes the console's checks; the server's refusal lands at the same field, and the
+  // message goes back into the composer (no chat was created).
+  const many = JSON.stringify(Array.from({ length: 65 }, (_, i) => ({ name: `tool_${i}`, inputSchema: { type: "object" } })));
+  await page.getByRole("textbox", { name: "Client tools" }).fill(many);
+  await page.getByRole("button", { name: "Send" }).click();
+  await errors.getByText(/^dynamic_tools: .*at most 64 tools/).waitFor();
+  assert.is(await page.getByRole("textbox", { name: "Message" }).inputValue(), "hello");
+  assert.is((await transcript().textContent())!.includes("hello"), false, "the refused message is not in the transcript");
+  assert.is(await chatCount(), before);
 });
 
 test("(scripted provider) Stop interrupts a slow structured turn and the canceled card appears", async () => {
@@ -162,7 +191,8 @@ test("(scripted provider) the queue: messages sent while a turn runs wait in the
   await queue.getByRole("listitem").filter({ hasText: "second queued" }).getByRole("button", { name: "Promote" }).click();
   await transcript().getByText("second queued").waitFor();
   await page.getByLabel("Chat status").getByText("waiting").waitFor();
-  assert.is(await page.getByLabel("Queue").count(), 0, "the queue is empty");
+  // The queue is read again on the status change that shows "waiting"; the list goes once that read answers.
+  await page.getByLabel("Queue").waitFor({ state: "detached" });
   assert.not.ok((await transcript().textContent())!.includes("first queued"));
 });
 

@@ -118,6 +118,39 @@ test("(scripted provider) a client tool call: onToolCall → addToolOutput → s
   assert.equal(loaded.messages.at(-1), JSON.parse(JSON.stringify(message)));
 });
 
+test("(scripted provider) client tools of a new chat in the AI SDK's spelling {name, description, inputSchema} become the chat's dynamic tools; bad ones are refused at their field", async () => {
+  const inputSchema = { type: "object", properties: { options: { type: "array", items: { type: "string" } } } };
+  const { chat, data } = makeChat("client-tool-sdk-spelling", { body: { dynamicTools: [{ name: "pick_colour", description: "pick one", inputSchema }] } });
+  await chat.sendMessage({ text: script([{ text: "Choose.", tool_calls: [{ name: "pick_colour", args: { options: ["red", "green"] } }] }]) });
+  await settled(chat, "the client-tool request", () => data.some((part) => part.type === "data-chat" && (part.data as { status: string }).status === "requires_action"));
+  const chatId = chatIdOf(assistant(chat));
+  const { rows } = await stack.t.db.pool.query<{ dynamic_tools: unknown }>("select dynamic_tools from chat_public.chats where id = $1", [chatId]);
+  assert.equal(rows[0]!.dynamic_tools, [{ name: "pick_colour", description: "pick one", input_schema: inputSchema }]);
+  const [call] = partsOf(assistant(chat), "dynamic-tool") as { toolName: string; state: string; input: unknown }[];
+  assert.equal([call!.toolName, call!.state, call!.input], ["pick_colour", "input-available", { options: ["red", "green"] }]);
+
+  const post = (id: string, dynamicTools: unknown) => fetch(`${url}/api/chat`, {
+    method: "POST", headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ id, messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }], dynamicTools }),
+  });
+  const before = (await stack.t.db.pool.query("select count(*)::int as n from chat_public.chats")).rows[0].n as number;
+  for (const [tools, field] of [
+    [[{ name: "ok", inputSchema }, { name: "bad name", inputSchema }], "dynamic_tools[1].name"],
+    [[{ name: "no_schema", description: "x" }], "dynamic_tools[0].input_schema"],
+    [[{ name: "extra", inputSchema, handler: "x" }], "dynamic_tools[0]"],
+  ] as const) {
+    const refused = await post(`bad-tools-${field}`, tools);
+    assert.is(refused.status, 400, field);
+    const body = await refused.json() as { error: { code: string; validations: { field: string }[] } };
+    assert.equal([body.error.code, body.error.validations.map((v) => v.field)], ["INVALID_INPUT", [field]]);
+  }
+  const notArray = await post("bad-tools-object", { name: "x" });
+  assert.is(notArray.status, 400);
+  assert.is((await notArray.json() as { error: { code: string } }).error.code, "INVALID_INPUT");
+  const after = (await stack.t.db.pool.query("select count(*)::int as n from chat_public.chats")).rows[0].n as number;
+  assert.is(after, before, "a refused declaration creates no chat");
+});
+
 test("(mock provider) a reload mid-turn: a fresh Chat resumes the running turn and ends with exactly the committed parts", async () => {
   const release = barrier();
   const reached = barrier();

@@ -14,7 +14,8 @@ export interface ChatRequest {
   /** The response_format envelope as JSON text (exact), or an object (serialized: big numbers lose digits). */
   responseFormat?: string | Record<string, unknown> | null;
   workspace?: string | null;
-  dynamicTools?: unknown[];
+  /** Client tools of a new chat: `{name, description?, inputSchema}` (the AI SDK's spelling) or chatd's `input_schema`. */
+  dynamicTools?: unknown[] | null;
   modelConfigId?: string | null;
 }
 
@@ -71,6 +72,15 @@ function textContent(message: UIMessage): { type: "text"; text: string }[] {
 function formatText(format: ChatRequest["responseFormat"]): string | null {
   if (format === undefined || format === null) return null;
   return typeof format === "string" ? format : JSON.stringify(format);
+}
+
+/** The declarations as createChat takes them: `inputSchema` becomes `input_schema`; the rest is checked by chatd. */
+function dynamicTools(tools: ChatRequest["dynamicTools"]): unknown[] {
+  return (tools ?? []).map((tool) => {
+    if (typeof tool !== "object" || tool === null || !("inputSchema" in tool) || "input_schema" in tool) return tool;
+    const { inputSchema, ...rest } = tool as Record<string, unknown>;
+    return { ...rest, input_schema: inputSchema };
+  });
 }
 
 function inputAction(result: InputResult, cursor: string | null = null): Action {
@@ -143,7 +153,7 @@ export async function performChatRequest(executor: Executor, request: ChatReques
   if (!chatId) {
     const users = request.messages.filter((message) => message.role === "user").length;
     const { createChat } = await executor.run<{ createChat: { result: InputResult } }>(CREATE, {
-      c: content, rf: users === 1 ? format : null, ws: request.workspace ?? null, tools: request.dynamicTools ?? [],
+      c: content, rf: users === 1 ? format : null, ws: request.workspace ?? null, tools: dynamicTools(request.dynamicTools),
       model: request.modelConfigId ?? null, key: key("ui-chat", request.id),
     });
     // The first message of a chat id creates the chat (a retry returns the same one); later messages under the

@@ -59,6 +59,9 @@ function chatRequest(body: unknown): ChatRequest {
   if (value.responseFormat != null && typeof value.responseFormat !== "string" && typeof value.responseFormat !== "object") {
     throw new BadRequest("responseFormat must be the JSON text of a response_format envelope");
   }
+  if (value.dynamicTools != null && !Array.isArray(value.dynamicTools)) {
+    throw new BadRequest("dynamicTools must be an array of {name, description, inputSchema}");
+  }
   return value as ChatRequest;
 }
 
