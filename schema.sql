@@ -466,6 +466,12 @@ GRANT ALL ON FUNCTION chat_public.chats_messages(c chat_public.chats, after_id b
 GRANT ALL ON FUNCTION chat_public.chats_messages(c chat_public.chats, after_id bigint, before_id bigint) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.chats_messages(c chat_public.chats, after_id bigint, before_id bigint) FROM PUBLIC;
 
+-- ACL chat_public FUNCTION chats_pending_structured_requests(c chat_public.chats)
+GRANT ALL ON FUNCTION chat_public.chats_pending_structured_requests(c chat_public.chats) TO chat_anonymous;
+GRANT ALL ON FUNCTION chat_public.chats_pending_structured_requests(c chat_public.chats) TO chat_operator;
+GRANT ALL ON FUNCTION chat_public.chats_pending_structured_requests(c chat_public.chats) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.chats_pending_structured_requests(c chat_public.chats) FROM PUBLIC;
+
 -- ACL chat_public FUNCTION chats_queue(c chat_public.chats)
 GRANT ALL ON FUNCTION chat_public.chats_queue(c chat_public.chats) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.chats_queue(c chat_public.chats) TO chat_operator;
@@ -829,6 +835,10 @@ COMMENT ON FUNCTION chat_public.chat_messages_structured_output(m chat_public.ch
 -- COMMENT chat_public FUNCTION chats_messages(c chat_public.chats, after_id bigint, before_id bigint)
 COMMENT ON FUNCTION chat_public.chats_messages(c chat_public.chats, after_id bigint, before_id bigint) IS '@behavior +filter
 The transcript in `rowId` order. `afterId`/`beforeId` are message `rowId`s (the stream cursor); page backwards with `beforeId` and `last`. `condition: {kind: RECEIPT}` reads only the receipts.';
+
+-- COMMENT chat_public FUNCTION chats_pending_structured_requests(c chat_public.chats)
+COMMENT ON FUNCTION chat_public.chats_pending_structured_requests(c chat_public.chats) IS '@notNull
+How many of the chat''s structured requests have no receipt yet.';
 
 -- COMMENT chat_public FUNCTION chats_queue(c chat_public.chats)
 COMMENT ON FUNCTION chat_public.chats_queue(c chat_public.chats) IS 'Queued inputs in the order they will run.';
@@ -3364,6 +3374,14 @@ CREATE FUNCTION chat_public.chats_messages(c chat_public.chats, after_id bigint 
   select m.* from chat_public.chat_messages m
   where m.chat_id = c.id and (after_id is null or m.id > after_id) and (before_id is null or m.id < before_id)
   order by m.id;
+$$;
+
+-- FUNCTION chat_public chats_pending_structured_requests(chat_public.chats)
+CREATE FUNCTION chat_public.chats_pending_structured_requests(c chat_public.chats) RETURNS integer
+    LANGUAGE sql STABLE
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select count(*)::int from chat_public.structured_output_requests r where r.chat_id = c.id and r.status = 'pending';
 $$;
 
 -- FUNCTION chat_public chats_queue(chat_public.chats)

@@ -118,6 +118,15 @@ $$ language sql stable set search_path to pg_catalog, public, pg_temp;
 comment on function chat_public.chats_queue(chat_public.chats) is E'Queued inputs in the order they will run.';
 select chat_private.grant_execute('chat_public.chats_queue(chat_public.chats)', '{chat_anonymous, chat_user, chat_operator}');
 
+-- A count rather than the nested requests connection: a chat list that reads every request of every chat to count
+-- the pending ones is what the GraphQL cost limit (TOO_MANY_NODES) refuses, and the partial index answers this.
+create or replace function chat_public.chats_pending_structured_requests(c chat_public.chats) returns integer as $$
+  select count(*)::int from chat_public.structured_output_requests r where r.chat_id = c.id and r.status = 'pending';
+$$ language sql stable set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.chats_pending_structured_requests(chat_public.chats) is
+  E'@notNull\nHow many of the chat''s structured requests have no receipt yet.';
+select chat_private.grant_execute('chat_public.chats_pending_structured_requests(chat_public.chats)', '{chat_anonymous, chat_user, chat_operator}');
+
 create or replace function chat_public.chat_input_result_chat(r chat_public.chat_input_result) returns chat_public.chats as $$
   select c.* from chat_public.chats c where c.id = r.chat_id;
 $$ language sql stable set search_path to pg_catalog, public, pg_temp;

@@ -21,7 +21,7 @@ export const messagesQuery = (withKind: boolean) => `query($id: UUID!, $after: B
 export const LAST_MESSAGE_ID = `query($id: UUID!) { chatByRowId(rowId: $id) {
   chatMessagesByChatId(orderBy: ROW_ID_DESC, first: 1) { nodes { rowId } } } }`;
 export const LIST_CHATS = `query($first: Int) { allChats(orderBy: CREATED_AT_DESC, first: $first) { nodes {
-  rowId title status archived workspace createdAt updatedAt structuredOutputRequestsByChatId { nodes { status } } } } }`;
+  rowId title status archived workspace createdAt updatedAt pendingStructuredRequests } } }`;
 export const CHAT_QUEUE = `query($id: UUID!) { chatByRowId(rowId: $id) { queue { rowId chatId content structuredOutputRequestId createdAt } } }`;
 export const LIST_BATCHES = `query($first: Int) { allBatches(orderBy: CREATED_AT_DESC, first: $first) { nodes {
   rowId name status totalItems concurrency workspace modelConfigId error createdAt finishedAt

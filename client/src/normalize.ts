@@ -67,7 +67,6 @@ export function toEvent(raw: Raw): ChatEvent {
 }
 
 export function toSummary(raw: Raw): ChatSummary {
-  const requests = (raw.structuredOutputRequestsByChatId as { nodes: { status: string }[] } | null)?.nodes ?? [];
   return {
     chatId: raw.rowId as string,
     title: (raw.title ?? null) as string | null,
@@ -76,7 +75,7 @@ export function toSummary(raw: Raw): ChatSummary {
     workspace: (raw.workspace ?? null) as string | null,
     createdAt: raw.createdAt as string,
     updatedAt: raw.updatedAt as string,
-    pendingStructuredRequests: requests.filter((request) => request.status === "PENDING").length,
+    pendingStructuredRequests: raw.pendingStructuredRequests as number,
   };
 }
 

@@ -147,6 +147,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_public.chat_input_result_structured_output_request(chat_public.chat_input_result)",
     "chat_public.chat_messages_structured_output(chat_public.chat_messages)",
     "chat_public.chats_messages(chat_public.chats,bigint,bigint)",
+    "chat_public.chats_pending_structured_requests(chat_public.chats)",
     "chat_public.chats_queue(chat_public.chats)",
     "chat_public.structured_output_enabled()",
   ]],

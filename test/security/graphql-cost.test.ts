@@ -120,7 +120,7 @@ const MATRIX: Row[] = [
     variables: { n: 1000 }, code: "TOO_MANY_NODES",
   },
   {
-    name: "the console's chat list (100 chats, each with its structured requests unpaged)",
+    name: "100 chats, each with its structured requests unpaged (100 + 100 × 1000 rows)",
     query: "query { allChats(first: 100) { nodes { rowId structuredOutputRequestsByChatId { nodes { status } } } } }", code: null,
   },
   {
