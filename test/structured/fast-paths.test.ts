@@ -8,8 +8,9 @@ import * as assert from "uvu/assert";
 import { sortedKeys } from "../../src/structured/canonical.ts";
 import { KeyPattern } from "../../src/structured/compile.ts";
 import { shortFloat } from "../../src/structured/decimal.ts";
+import { ownKeys, ownValues, withExactData } from "../../src/structured/exact-data.ts";
 import { FORMAT_CHECKS } from "../../src/structured/formats.ts";
-import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, validateValue } from "../../src/structured/index.ts";
+import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, parseJsonSafe, validateValue } from "../../src/structured/index.ts";
 import { compileRe2 } from "../../src/structured/schema-screen.ts";
 import { numberLiteral } from "./arbitraries.ts";
 import { compile } from "./helpers.ts";
@@ -158,13 +159,15 @@ test("hand-written date, time and date-time accept exactly what the RE2 patterns
   );
 });
 
-test("key patterns (RE2Set DFA) give the same verdict as RE2JS.test", () => {
+test("key patterns (RE2Set DFA, then the walk over its built states) give the same verdict as RE2JS.test", () => {
   const patterns = [
     "^(a{1,20}b{1,20}){1,10}[0-9]+$", "^(?:a|b){2,40}[0-9]{1,4}$", "ab", "^$", "", "^a", "b$", "^[^a]*$", "(x+x+)+y",
     "^\\p{L}+$", "é|ß", "^.{2}$", "^[\\u0100-\\uffff]", "\\d\\w\\s", "(?i)^AB", "^😀.$", "a|^b|c$", "^\\S+@\\S+$",
+    // Empty-width assertions whose verdict depends on the characters around them, and a newline.
+    "\\ba\\b", "\\Bb", "(?m)^b$", "(?m)a$", "(?s)a.b", "a.b", "^\\xff+\\x00?$", "[ß-ÿ]{2}",
   ];
   const key = fc.oneof(
-    fc.string({ unit: fc.constantFrom("a", "b", "x", "y", "0", "7", " ", "@", "é", "ß", "A", "B", "😀", "\u0101") , maxLength: 30 }),
+    fc.string({ unit: fc.constantFrom("a", "b", "x", "y", "0", "7", " ", "@", "é", "ß", "A", "B", "😀", "\u0101", "\n", "\u00ff", "_") , maxLength: 30 }),
     fc.string({ unit: "grapheme", maxLength: 12 }),
   );
   for (const p of patterns) {
@@ -173,11 +176,26 @@ test("key patterns (RE2Set DFA) give the same verdict as RE2JS.test", () => {
     assert.not.equal(kp.toString(), re.toString());
     fc.assert(
       fc.property(key, (k) => {
+        // The first test of a key may build DFA states; the second one only walks them.
         assert.is(kp.test(k), re.test(k), `${p} on ${JSON.stringify(k)}`);
+        assert.is(kp.test(k), re.test(k), `${p} on ${JSON.stringify(k)} (again)`);
       }),
       { numRuns: 400 },
     );
   }
+});
+
+test("key patterns agree with RE2JS.test when the DFA outgrows its state budget and resets", () => {
+  // The 15th character from the end decides: ~2^15 DFA states, far beyond the 1 MiB budget.
+  const re = compileRe2("a[ab]{14}$");
+  const kp = new KeyPattern(re);
+  fc.assert(
+    fc.property(fc.string({ unit: fc.constantFrom("a", "b"), minLength: 10, maxLength: 60 }), (k) => {
+      assert.is(kp.test(k), re.test(k), k);
+      assert.is(kp.test(k), re.test(k), `${k} (again)`);
+    }),
+    { numRuns: 3000 },
+  );
 });
 
 test("key loops read the same values as data[key], in nested objects and with errors", () => {
@@ -196,6 +214,24 @@ test("key loops read the same values as data[key], in nested objects and with er
     const r = validateValue(compile('{"additionalProperties":{"type":"integer"}}'), text);
     assert.ok(!r.ok && (r.errors[0]?.pointer === "/b" || r.errors[0]?.pointer === "/k79"), JSON.stringify(r));
   }
+});
+
+test("the key loops' arrays for wide objects, taken from the parsed Map, are Object.keys/values order", () => {
+  const name = fc.string({ unit: fc.constantFrom("a", "k", "0", "1", "9", "-", "_", "é"), minLength: 1, maxLength: 4 });
+  fc.assert(
+    fc.property(fc.uniqueArray(name, { minLength: 60, maxLength: 120 }), fc.boolean(), (names, nested) => {
+      const text = `{${names.map((k, i) => `${JSON.stringify(k)}:${nested && i % 3 === 0 ? `{"v":${i}}` : i}`).join(",")}}`;
+      const parsed = parseJsonSafe(text);
+      if (!parsed.ok) throw new Error(parsed.error.message);
+      withExactData(parsed.value, (data) => {
+        const o = data as Record<string, unknown>;
+        const keys = ownKeys(o);
+        assert.equal(keys, Object.keys(o), text);
+        assert.equal(ownValues(o, keys), Object.values(o), text);
+      });
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test("sortedKeys groups many ASCII keys by length exactly like the comparator", () => {
