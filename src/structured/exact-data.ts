@@ -40,8 +40,12 @@ function convert(v: JsonValue): unknown {
     let long = false;
     for (let i = 0; i < v.length; i++) {
       const x = v[i] ?? null;
-      if (x instanceof JsonNumber && x.short === undefined) long = true;
-      a[i] = convert(x);
+      // Numbers inline (no call per item: large arrays are mostly numbers).
+      if (x instanceof JsonNumber) {
+        const f = x.short;
+        if (f === undefined) long = true;
+        a[i] = f ?? Number(x.text);
+      } else a[i] = convert(x);
     }
     if (long) {
       exactOf.set(a, v);
