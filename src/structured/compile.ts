@@ -28,6 +28,11 @@ export interface CompiledSchema {
   readonly validate: ValidateFunction;
   /** @internal the instance owning `validate`; cleared when evicted from the cache. */
   readonly ajv: Ajv;
+  /**
+   * @internal whether `validate` may read an object's properties by name or count them (see
+   * NAME_READERS); when not, it reads objects only through the key loops (ownKeys/ownValues).
+   */
+  readonly readsPropertiesByName: boolean;
 }
 
 export type CompileResult = { ok: true; validator: CompiledSchema } | { ok: false; errors: { field: string; detail: string }[] };
@@ -341,6 +346,25 @@ function metaErrors(errors: ErrorObject[] | null | undefined): { field: string; 
   return [{ field: e.instancePath, detail: `${e.message ?? "invalid"} (draft-07 meta-schema)` }];
 }
 
+// Keywords (as the screen hands them to ajv) whose code reads data properties by name or counts
+// them (`data.name`, `data[name] !== undefined`, Object.keys(data).length, the exact equality keys
+// of const/enum/uniqueItems). Every other draft-07 keyword reads an object only through the key
+// loops (iterateCachedKeys) or not at all.
+const NAME_READERS = new Set(["properties", "required", "dependencies", "minProperties", "maxProperties", "chatdConst", "chatdEnum", "chatdUniqueItems"]);
+
+/**
+ * Whether any object key anywhere in the screened schema is a NAME_READERS keyword. Every key is
+ * looked at, data (`default`, `examples`, property names) included, so a keyword is never missed
+ * (the screen refuses $ref, so no subschema lives elsewhere); a data key that happens to spell one
+ * only costs the faster path.
+ */
+function readsByName(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(readsByName);
+  if (schema === null || typeof schema !== "object") return false;
+  for (const [k, v] of Object.entries(schema)) if (NAME_READERS.has(k) || readsByName(v)) return true;
+  return false;
+}
+
 const cache = new Map<string, CompiledSchema>();
 let evictions = 0;
 
@@ -392,7 +416,7 @@ export function compileSchema(schema: JsonValue): CompileResult {
     screenedPatterns = undefined;
     compilingOurs = false;
   }
-  const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv };
+  const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv, readsPropertiesByName: readsByName(screened.ajvSchema) };
   remember(compiled);
   return { ok: true, validator: compiled };
 }

@@ -234,6 +234,66 @@ test("the key loops' arrays for wide objects, taken from the parsed Map, are Obj
   );
 });
 
+// Wide objects (> 64 keys) are left without properties when the schema never reads one by name
+// (compile.ts NAME_READERS). `"required":[]` checks nothing but is such a reader, so it makes the
+// same schema validate full objects: the reference.
+const wideValue = (n: number, item: (i: number) => string): string => `{${Array.from({ length: n }, (_, i) => `"k${i}":${item(i)}`).join(",")}}`;
+
+test("each keyword that reads properties by name gets full wide objects (else the verdict would be wrong)", () => {
+  const wide = wideValue(80, (i) => String(i));
+  const other = wideValue(80, (i) => String(i + 1));
+  const cases: [string, string, boolean][] = [
+    ['{"properties":{"k5":{"type":"string"}}}', wide, false],
+    ['{"required":["k5"]}', wide, true],
+    ['{"dependencies":{"k5":["nope"]}}', wide, false],
+    ['{"minProperties":70}', wide, true],
+    ['{"maxProperties":70}', wide, false],
+    [`{"const":${wide}}`, wide, true],
+    [`{"enum":[${wide}]}`, wide, true],
+    ['{"uniqueItems":true}', `[${wide},${other}]`, true],
+    ['{"anyOf":[{"not":{}},{"allOf":[{"required":["k79"]}]}]}', wide, true],
+  ];
+  for (const [schema, value, ok] of cases) {
+    assert.ok(compile(schema).readsPropertiesByName, schema);
+    assert.is(validateValue(compile(schema), value).ok, ok, schema);
+  }
+  assert.not.ok(compile('{"patternProperties":{"^k":{"type":"integer"}},"propertyNames":{"maxLength":3}}').readsPropertiesByName);
+});
+
+test("schemas that read objects only through the key loops give the same verdicts and errors on wide objects", () => {
+  const leaf = fc.constantFrom('{"type":"integer"}', '{"type":["integer","string"]}', '{"maximum":50}', '{"type":"string","maxLength":2}', "{}", "false");
+  const fragment = fc.letrec<{ s: string }>((tie) => ({
+    s: fc.oneof(
+      { depthSize: "small" },
+      leaf.map((l) => `{"additionalProperties":${l}}`),
+      fc.tuple(leaf, leaf).map(([a, b]) => `{"patternProperties":{"^k[0-4]":${a},"^z":${b}}}`),
+      fc.tuple(leaf, leaf).map(([a, b]) => `{"patternProperties":{"^k1":${a}},"additionalProperties":${b}}`),
+      fc.constantFrom('{"propertyNames":{"maxLength":3}}', '{"propertyNames":{"pattern":"^k"}}', '{"type":"object"}'),
+      tie("s").map((x) => `{"additionalProperties":${x}}`),
+      fc.tuple(fc.constantFrom("allOf", "anyOf", "oneOf"), fc.array(tie("s"), { minLength: 1, maxLength: 3 })).map(([k, xs]) => `{"${k}":[${xs.join(",")}]}`),
+      tie("s").map((x) => `{"not":${x}}`),
+      fc.tuple(tie("s"), tie("s")).map(([a, b]) => `{"if":${a},"then":${b}}`),
+    ),
+  })).s;
+  const item = fc.constantFrom("1", "77", '"ab"', '"abc"', "true", wideValue(70, (i) => String(i)), wideValue(66, () => '"s"'));
+  const value = fc.tuple(fc.integer({ min: 65, max: 90 }), fc.array(item, { minLength: 1, maxLength: 4 }), fc.boolean()).map(([n, items, z]) => {
+    const v = wideValue(n, (i) => items[i % items.length] ?? "1");
+    return z ? `{"zz":"x",${v.slice(1)}` : v;
+  });
+  fc.assert(
+    fc.property(fragment, value, (schema, v) => {
+      const fast = compile(schema);
+      const reference = compile(`{"allOf":[${schema}],"required":[]}`);
+      assert.not.ok(fast.readsPropertiesByName, schema);
+      const a = validateValue(fast, v);
+      const b = validateValue(reference, v);
+      assert.is(a.ok, b.ok, schema);
+      if (!a.ok && !b.ok) assert.equal(a.errors, b.errors, schema);
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test("sortedKeys groups many ASCII keys by length exactly like the comparator", () => {
   const ref = (keys: string[]): string[] => [...keys].sort((x, y) => x.length - y.length || (x < y ? -1 : x > y ? 1 : 0));
   fc.assert(
