@@ -249,27 +249,41 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
     return pos - s;
   };
 
+  // Split in two so that the common case (an integer of at most 15 digits) is small enough to be
+  // inlined into the loops that call it.
   const readNumber = (): JsonNumber => {
     const start = pos;
-    const negative = text.charCodeAt(pos) === 0x2d;
-    if (negative) pos++;
-    const first = text.charCodeAt(pos);
+    let p = pos;
+    const negative = text.charCodeAt(p) === 0x2d;
+    if (negative) p++;
+    const first = text.charCodeAt(p);
     // An integer's value is accumulated while its digits are read: exact below 2^53, so for at most
-    // 15 digits (the fast path below) it is Number(literal) without parsing the literal again.
+    // 15 digits it is Number(literal) without parsing the literal again.
     let integer = 0;
-    if (first === 48) pos++;
+    if (first === 48) p++;
     else if (first >= 49 && first <= 57) {
-      while (pos < len) {
-        const d = text.charCodeAt(pos);
-        if (d < 48 || d > 57) break;
+      for (;;) {
+        const d = text.charCodeAt(p);
+        // NaN (past the end) is not a digit either.
+        if (!(d >= 48 && d <= 57)) break;
         integer = integer * 10 + (d - 48);
-        pos++;
+        p++;
       }
-    } else fail("syntax", `unexpected ${describe()}`);
+    } else return readNumberSlow(start);
+    const next = text.charCodeAt(p);
+    if (next === 0x2e || next === 0x65 || next === 0x45 || p - start - (negative ? 1 : 0) > 15) return readNumberSlow(start);
+    pos = p;
+    return new JsonNumber(text.slice(start, p), negative ? -integer : integer);
+  };
+
+  const readNumberSlow = (start: number): JsonNumber => {
+    pos = start;
+    if (text.charCodeAt(pos) === 0x2d) pos++;
+    const first = text.charCodeAt(pos);
+    if (first === 48) pos++;
+    else if (first >= 49 && first <= 57) digitsFrom();
+    else fail("syntax", `unexpected ${describe()}`);
     const next = text.charCodeAt(pos);
-    if (next !== 0x2e && next !== 0x65 && next !== 0x45 && pos - start - (negative ? 1 : 0) <= 15) {
-      return new JsonNumber(text.slice(start, pos), negative ? -integer : integer);
-    }
     const fraction = next === 0x2e;
     if (fraction) {
       pos++;
@@ -286,7 +300,7 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
     const literal = text.slice(start, pos);
     // Fast path (most literals): no exponent and at most 15 digits breaks no rule (≤ 17
     // characters, no underflow, no exponent) and is short (see shortFloat), so skip the checks.
-    if (!exponent && pos - start - (fraction ? 1 : 0) - (negative ? 1 : 0) <= 15) return new JsonNumber(literal, Number(literal));
+    if (!exponent && pos - start - (fraction ? 1 : 0) - (literal.charCodeAt(0) === 0x2d ? 1 : 0) <= 15) return new JsonNumber(literal, Number(literal));
     const problem = numberLiteralProblem(literal);
     if (problem !== undefined) fail(problem.rule, problem.message);
     return new JsonNumber(literal);
