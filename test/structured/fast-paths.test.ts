@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { RE2JS } from "re2js";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { sortedKeys } from "../../src/structured/canonical.ts";
+import { canonicalJson, sortedKeys, storedByteLength } from "../../src/structured/canonical.ts";
 import { KeyPattern } from "../../src/structured/compile.ts";
 import { shortFloat } from "../../src/structured/decimal.ts";
 import { ownKeys, ownValues, withExactData } from "../../src/structured/exact-data.ts";
@@ -291,6 +291,16 @@ test("schemas that read objects only through the key loops give the same verdict
       if (!a.ok && !b.ok) assert.equal(a.errors, b.errors, schema);
     }),
     { numRuns: 300 },
+  );
+});
+
+test("the stored size of strings and keys equals the stored text's bytes, at every escaping edge", () => {
+  const unit = fc.constantFrom("a", " ", "!", "#", "[", "]", "~", '"', "\\", "\u001f", "\u0000", "\u007f", "\u0080", "é", "\u2028", "😀", "\ud800");
+  fc.assert(
+    fc.property(fc.string({ unit, maxLength: 12 }), (s) => {
+      for (const v of [s, new Map([[s, s]])] as const) assert.is(storedByteLength(v), Buffer.byteLength(canonicalJson(v), "utf8"), JSON.stringify(s));
+    }),
+    { numRuns: 2000 },
   );
 });
 
