@@ -29,10 +29,10 @@ export interface CompiledSchema {
   /** @internal the instance owning `validate`; cleared when evicted from the cache. */
   readonly ajv: Ajv;
   /**
-   * @internal whether `validate` may read an object's properties by name or count them (see
-   * NAME_READERS); when not, it reads objects only through the key loops (ownKeys/ownValues).
+   * @internal the property names `validate` may read from objects by name, or "all" (see
+   * propertyReadsOf); any other property is read only through the key loops (ownKeys/ownValues).
    */
-  readonly readsPropertiesByName: boolean;
+  readonly propertyReads: ReadonlySet<string> | "all";
 }
 
 export type CompileResult = { ok: true; validator: CompiledSchema } | { ok: false; errors: { field: string; detail: string }[] };
@@ -346,23 +346,34 @@ function metaErrors(errors: ErrorObject[] | null | undefined): { field: string; 
   return [{ field: e.instancePath, detail: `${e.message ?? "invalid"} (draft-07 meta-schema)` }];
 }
 
-// Keywords (as the screen hands them to ajv) whose code reads data properties by name or counts
-// them (`data.name`, `data[name] !== undefined`, Object.keys(data).length, the exact equality keys
-// of const/enum/uniqueItems). Every other draft-07 keyword reads an object only through the key
-// loops (iterateCachedKeys) or not at all.
-const NAME_READERS = new Set(["properties", "required", "dependencies", "minProperties", "maxProperties", "chatdConst", "chatdEnum", "chatdUniqueItems"]);
+// Keywords (as the screen hands them to ajv) whose code counts an object's properties or compares
+// whole objects (Object.keys(data).length, the exact equality keys of const/enum/uniqueItems).
+const WHOLE_OBJECT_READERS = new Set(["minProperties", "maxProperties", "chatdConst", "chatdEnum", "chatdUniqueItems"]);
 
 /**
- * Whether any object key anywhere in the screened schema is a NAME_READERS keyword. Every key is
- * looked at, data (`default`, `examples`, property names) included, so a keyword is never missed
- * (the screen refuses $ref, so no subschema lives elsewhere); a data key that happens to spell one
- * only costs the faster path.
+ * The property names `validate` may read from data objects by name: "all" when a keyword of
+ * WHOLE_OBJECT_READERS occurs, else every string in the screened schema. The other keywords that
+ * read by name (properties, required, dependencies) read only names written in the schema; every
+ * other draft-07 keyword reads an object through the key loops (iterateCachedKeys) or not at all.
+ * Every key and string is looked at, data (`default`, `examples`) included, so a keyword or name
+ * is never missed (the screen refuses $ref, so no subschema lives elsewhere); a data string that
+ * happens to spell one only costs a property set.
  */
-function readsByName(schema: unknown): boolean {
-  if (Array.isArray(schema)) return schema.some(readsByName);
-  if (schema === null || typeof schema !== "object") return false;
-  for (const [k, v] of Object.entries(schema)) if (NAME_READERS.has(k) || readsByName(v)) return true;
-  return false;
+function propertyReadsOf(schema: unknown): ReadonlySet<string> | "all" {
+  const names = new Set<string>();
+  const walk = (v: unknown): boolean => {
+    if (typeof v === "string") names.add(v);
+    else if (Array.isArray(v)) return v.every(walk);
+    else if (v !== null && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) {
+        if (WHOLE_OBJECT_READERS.has(k)) return false;
+        names.add(k);
+        if (!walk(x)) return false;
+      }
+    }
+    return true;
+  };
+  return walk(schema) ? names : "all";
 }
 
 const cache = new Map<string, CompiledSchema>();
@@ -416,7 +427,7 @@ export function compileSchema(schema: JsonValue): CompileResult {
     screenedPatterns = undefined;
     compilingOurs = false;
   }
-  const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv, readsPropertiesByName: readsByName(screened.ajvSchema) };
+  const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv, propertyReads: propertyReadsOf(screened.ajvSchema) };
   remember(compiled);
   return { ok: true, validator: compiled };
 }

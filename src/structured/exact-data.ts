@@ -25,7 +25,8 @@ const CACHED_KEYS_MIN = 64;
 // State of the validation in progress. Validation is synchronous, so one slot of each suffices.
 let hasLong = false;
 let rootLong: JsonNumber | undefined;
-let keysOnly = false;
+// The property names the validator reads by name (compile.ts propertyReads), during convert().
+let propertyReads: ReadonlySet<string> | "all" = "all";
 
 // Plain objects get this prototype: it has no properties at all (so `data.toString` is undefined
 // and "__proto__" is an ordinary key, as with Object.create(null)), but objects made by `new` stay
@@ -80,9 +81,14 @@ function convert(v: JsonValue): unknown {
       }
       if (!indexLike) keyCache.set(o, { keys, values });
       // Setting the properties is most of the conversion (each new key string is internalized:
-      // ~0.2 µs per key). When the schema never reads a property by name (keysOnly), nothing
-      // but the key loops' arrays is ever read, so the object stays empty.
-      if (indexLike || !keysOnly) keys.forEach((k, j) => (o[k] = values[j]));
+      // ~0.2 µs per key). Properties the validator never reads by name are read only through the
+      // key loops' arrays, so only those it may read are set.
+      const reads = indexLike ? "all" : propertyReads;
+      if (reads === "all") keys.forEach((k, j) => (o[k] = values[j]));
+      else
+        keys.forEach((k, j) => {
+          if (reads.has(k)) o[k] = values[j];
+        });
     }
     if (long) {
       exactOf.set(o, v);
@@ -95,20 +101,20 @@ function convert(v: JsonValue): unknown {
 
 /**
  * Runs `validate` on the plain counterpart of an exact value, with the lookups below available.
- * `keysOnly`: the validator reads objects only through ownKeys/ownValues (compile.ts
- * `readsPropertiesByName` is false), so objects of more than 64 keys may be left without properties.
+ * `reads`: the property names the validator may read by name (compile.ts propertyReads); objects
+ * of more than 64 keys get only those as properties, the rest is in the key loops' arrays.
  */
-export function withExactData<T>(value: JsonValue, validate: (data: unknown) => T, keysOnlyObjects = false): T {
+export function withExactData<T>(value: JsonValue, validate: (data: unknown) => T, reads: ReadonlySet<string> | "all" = "all"): T {
   const saved = [hasLong, rootLong] as const;
   rootLong = value instanceof JsonNumber && value.short === undefined ? value : undefined;
   hasLong = rootLong !== undefined;
   try {
-    keysOnly = keysOnlyObjects;
+    propertyReads = reads;
     let data: unknown;
     try {
       data = convert(value); // sets hasLong when it registers a container
     } finally {
-      keysOnly = false;
+      propertyReads = "all";
     }
     return validate(data);
   } finally {

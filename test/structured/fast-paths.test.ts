@@ -234,33 +234,38 @@ test("the key loops' arrays for wide objects, taken from the parsed Map, are Obj
   );
 });
 
-// Wide objects (> 64 keys) are left without properties when the schema never reads one by name
-// (compile.ts NAME_READERS). `"required":[]` checks nothing but is such a reader, so it makes the
-// same schema validate full objects: the reference.
+// Wide objects (> 64 keys) get as properties only the names the schema may read by name
+// (compile.ts propertyReads). `"minProperties":0` checks nothing but reads whole objects, so it makes
+// the same schema validate full objects: the reference.
 const wideValue = (n: number, item: (i: number) => string): string => `{${Array.from({ length: n }, (_, i) => `"k${i}":${item(i)}`).join(",")}}`;
 
-test("each keyword that reads properties by name gets full wide objects (else the verdict would be wrong)", () => {
+test("keywords that read properties by name or whole objects see them on wide objects (else the verdict would be wrong)", () => {
   const wide = wideValue(80, (i) => String(i));
   const other = wideValue(80, (i) => String(i + 1));
-  const cases: [string, string, boolean][] = [
-    ['{"properties":{"k5":{"type":"string"}}}', wide, false],
-    ['{"required":["k5"]}', wide, true],
-    ['{"dependencies":{"k5":["nope"]}}', wide, false],
-    ['{"minProperties":70}', wide, true],
-    ['{"maxProperties":70}', wide, false],
-    [`{"const":${wide}}`, wide, true],
-    [`{"enum":[${wide}]}`, wide, true],
-    ['{"uniqueItems":true}', `[${wide},${other}]`, true],
-    ['{"anyOf":[{"not":{}},{"allOf":[{"required":["k79"]}]}]}', wide, true],
+  const cases: [string, string, boolean, "all" | string[]][] = [
+    ['{"properties":{"k5":{"type":"string"}}}', wide, false, ["k5"]],
+    ['{"required":["k5"]}', wide, true, ["k5"]],
+    ['{"dependencies":{"k5":["nope"]}}', wide, false, ["k5", "nope"]],
+    ['{"dependencies":{"k5":["k70"]}}', wide, true, ["k5", "k70"]],
+    ['{"minProperties":70}', wide, true, "all"],
+    ['{"maxProperties":70}', wide, false, "all"],
+    [`{"const":${wide}}`, wide, true, "all"],
+    [`{"enum":[${wide}]}`, wide, true, "all"],
+    ['{"uniqueItems":true}', `[${wide},${other}]`, true, "all"],
+    ['{"anyOf":[{"not":{}},{"allOf":[{"required":["k79"]}]}]}', wide, true, ["k79"]],
   ];
-  for (const [schema, value, ok] of cases) {
-    assert.ok(compile(schema).readsPropertiesByName, schema);
-    assert.is(validateValue(compile(schema), value).ok, ok, schema);
+  for (const [schema, value, ok, reads] of cases) {
+    const c = compile(schema);
+    if (reads === "all") assert.is(c.propertyReads, "all", schema);
+    else for (const name of reads) assert.ok(c.propertyReads !== "all" && c.propertyReads.has(name), `${schema} reads ${name}`);
+    assert.is(validateValue(c, value).ok, ok, schema);
   }
-  assert.not.ok(compile('{"patternProperties":{"^k":{"type":"integer"}},"propertyNames":{"maxLength":3}}').readsPropertiesByName);
+  const loopsOnly = compile('{"patternProperties":{"^k":{"type":"integer"}},"propertyNames":{"maxLength":3}}').propertyReads;
+  assert.ok(loopsOnly !== "all" && !loopsOnly.has("k5"));
 });
 
-test("schemas that read objects only through the key loops give the same verdicts and errors on wide objects", () => {
+test("wide objects with only the names the schema reads give the same verdicts and errors as full objects", () => {
+  const name = fc.constantFrom("k1", "k5", "k70", "zz", "nope");
   const leaf = fc.constantFrom('{"type":"integer"}', '{"type":["integer","string"]}', '{"maximum":50}', '{"type":"string","maxLength":2}', "{}", "false");
   const fragment = fc.letrec<{ s: string }>((tie) => ({
     s: fc.oneof(
@@ -269,6 +274,9 @@ test("schemas that read objects only through the key loops give the same verdict
       fc.tuple(leaf, leaf).map(([a, b]) => `{"patternProperties":{"^k[0-4]":${a},"^z":${b}}}`),
       fc.tuple(leaf, leaf).map(([a, b]) => `{"patternProperties":{"^k1":${a}},"additionalProperties":${b}}`),
       fc.constantFrom('{"propertyNames":{"maxLength":3}}', '{"propertyNames":{"pattern":"^k"}}', '{"type":"object"}'),
+      fc.tuple(name, leaf, leaf).map(([n, a, b]) => `{"properties":{"${n}":${a}},"additionalProperties":${b}}`),
+      fc.array(name, { minLength: 1, maxLength: 3 }).map((ns) => `{"required":${JSON.stringify([...new Set(ns)])}}`),
+      fc.tuple(name, name, name, tie("s")).filter(([a, , c]) => a !== c).map(([a, b, c, x]) => `{"dependencies":{"${a}":["${b}"],"${c}":${x}}}`),
       tie("s").map((x) => `{"additionalProperties":${x}}`),
       fc.tuple(fc.constantFrom("allOf", "anyOf", "oneOf"), fc.array(tie("s"), { minLength: 1, maxLength: 3 })).map(([k, xs]) => `{"${k}":[${xs.join(",")}]}`),
       tie("s").map((x) => `{"not":${x}}`),
@@ -282,15 +290,16 @@ test("schemas that read objects only through the key loops give the same verdict
   });
   fc.assert(
     fc.property(fragment, value, (schema, v) => {
-      const fast = compile(schema);
-      const reference = compile(`{"allOf":[${schema}],"required":[]}`);
-      assert.not.ok(fast.readsPropertiesByName, schema);
-      const a = validateValue(fast, v);
+      const partial = compile(schema);
+      const reference = compile(`{"allOf":[${schema}],"minProperties":0}`);
+      assert.ok(partial.propertyReads !== "all", schema);
+      assert.is(reference.propertyReads, "all");
+      const a = validateValue(partial, v);
       const b = validateValue(reference, v);
       assert.is(a.ok, b.ok, schema);
       if (!a.ok && !b.ok) assert.equal(a.errors, b.errors, schema);
     }),
-    { numRuns: 300 },
+    { numRuns: 400 },
   );
 });
 
