@@ -35,6 +35,18 @@ test("numbers keep their literal text", () => {
   }
 });
 
+test("integer literals keep their text exactly (the parser derives it from the value when asked)", () => {
+  const literals = ["0", "-0", "7", "-12", "10", "100000", "123456789012345", "-123456789012345", "1234567890123456", "-0.0", "0e0"];
+  for (let i = 1; i < 1e15; i *= 7) literals.push(String(i), String(-i), String(i - 1));
+  for (const t of literals) {
+    const v = value(`[${t}]`) as JsonNumber[];
+    assert.is(v[0]?.text, t);
+    assert.is(canonicalJson(v), t === "-0" ? "[0]" : `[${canonicalJson(value(t))}]`);
+  }
+  assert.is((value("-0") as JsonNumber).short, -0);
+  assert.ok(Object.is((value("[-0]") as JsonNumber[])[0]?.short, -0));
+});
+
 test("object key order is kept", () => {
   assert.equal([...(value('{"b":1,"a":2}') as Map<string, JsonValue>).keys()], ["b", "a"]);
 });
