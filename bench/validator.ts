@@ -2,12 +2,14 @@
 // Time: median of repeated runs (performance.now). Memory: heap growth of one validation, measured
 // as process.memoryUsage().heapUsed after the run minus before it, with a forced GC just before
 // (so it counts everything the validation allocated, garbage included: an upper bound on growth).
+import { spawnSync } from "node:child_process";
 import os from "node:os";
+import { fileURLToPath } from "node:url";
 import { Ajv } from "ajv";
 import ajvFormats from "ajv-formats";
-import { validateJsonlLine } from "../src/cli/schema-command.ts";
 import { clearCompileCache } from "../src/structured/compile.ts";
 import { compileCacheStats, compileSchema, parseJsonSafe, SCHEMA_LIMITS, validateValue, type CompiledSchema } from "../src/structured/index.ts";
+import { allOfSchema, depSchema, ints4000, keys4095, oneOfSchema, oneOfValue, patternPropertiesSchema, SEED_SHAPES, type SeedResult } from "./validator-seed-shapes.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) console.warn("warning: run with --expose-gc for meaningful memory figures");
@@ -99,36 +101,20 @@ function shape(label: string, schema: string, value: string, runs = 20): void {
   const r = validateValue(v, value);
   row(label, time(runs, () => validateValue(v, value)), heapGrowth(() => validateValue(v, value)), r.ok ? "valid" : "invalid");
 }
-const keys4095 = JSON.stringify(Object.fromEntries(Array.from({ length: 4095 }, (_, i) => [`${"a".repeat(1 + (i % 20))}${"b".repeat(1 + (i % 7))}${i}`, "v"])));
-shape(
-  "2 patternProperties (counted reps) x 4,095 keys",
-  JSON.stringify({ patternProperties: { "^(a{1,20}b{1,20}){1,10}[0-9]+$": { type: "string" }, "^(?:a|b){2,40}[0-9]{1,4}$": { type: "string", maxLength: 4 } } }),
-  keys4095,
-);
-const ints4000 = (last: string): string => JSON.stringify(Object.fromEntries([...Array.from({ length: 3999 }, (_, i) => [`k${i}`, i] as [string, unknown]), ["zz", last]]));
+shape("2 patternProperties (counted reps) x 4,095 keys", patternPropertiesSchema, keys4095);
 shape(
   "32 failing anyOf branches x 4,000 keys",
   JSON.stringify({ anyOf: Array.from({ length: 32 }, (_, i) => ({ additionalProperties: { type: "integer", minimum: -i } })) }),
   ints4000("x"),
 );
-shape(
-  "32 allOf branches x 4,000 keys (last fails)",
-  JSON.stringify({ allOf: Array.from({ length: 32 }, (_, i) => ({ additionalProperties: i === 31 ? { type: "integer" } : { type: ["integer", "string"] } })) }),
-  ints4000("x"),
-);
-const depSchema = (n: number): string =>
-  JSON.stringify({ dependencies: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, { additionalProperties: { type: ["integer", "string"] } }])) });
+shape("32 allOf branches x 4,000 keys (last fails)", allOfSchema, ints4000("x"));
 {
   const p = parseJsonSafe(depSchema(120), SCHEMA_LIMITS);
   const c = p.ok ? compileSchema(p.value) : undefined;
   row("120 schema-form dependencies x 4,000 keys", "-", "-", c !== undefined && !c.ok ? "rejected at compile (branch cap)" : "ACCEPTED?");
 }
 shape("60 schema-form dependencies x 4,000 keys", depSchema(60), ints4000("s"));
-shape(
-  "8 oneOf branches x 4,095 nodes",
-  JSON.stringify({ oneOf: Array.from({ length: 8 }, (_, i) => ({ type: "array", items: { type: "integer", multipleOf: i + 2 } })) }),
-  JSON.stringify(Array.from({ length: 4094 }, (_, i) => i * 840)),
-);
+shape("8 oneOf branches x 4,095 nodes", oneOfSchema, oneOfValue);
 shape("uniqueItems over 16,383 exact numbers", '{"uniqueItems":true}', JSON.stringify(Array.from({ length: 16383 }, (_, i) => i + 0.5)), 5);
 
 // Reference: plain ajv (native RegExp, float numbers, for…in) on two of the shapes above, to show how
@@ -145,43 +131,16 @@ plainShape(
 );
 plainShape("plain ajv: 60 schema-form dependencies x 4,000 keys", depSchema(60), ints4000("s"));
 
-// The seed's worst-case shapes as `chatd schema validate --jsonl` runs them: one {"schema", "value"}
-// line each, JSON boundary parse included (as the reference validator's figures include Go's parse).
-// 100 lines per shape, best of 3 rounds; plain ajv (JSON.parse + validate, floats, native RegExp,
-// strict off) beside it. The reference figures are gojsonschema v1.2.0 on the same kind of VM, taken
-// from the issue that set the target (>= 100x): they were not measured by this script.
-const jsonlShapes: { label: string; schema: string; value: string; gojsonschemaMs: number }[] = [
-  { label: "2 patternProperties x 4,095 keys", gojsonschemaMs: 269,
-    schema: JSON.stringify({ patternProperties: { "^(a{1,20}b{1,20}){1,10}[0-9]+$": { type: "string" }, "^(?:a|b){2,40}[0-9]{1,4}$": { type: "string", maxLength: 4 } } }),
-    value: keys4095 },
-  { label: "32 failing allOf x 4,000 keys", gojsonschemaMs: 235,
-    schema: JSON.stringify({ allOf: Array.from({ length: 32 }, (_, i) => ({ additionalProperties: i === 31 ? { type: "integer" } : { type: ["integer", "string"] } })) }),
-    value: ints4000("x") },
-  { label: "60 schema-form dependencies x 4,000 keys", gojsonschemaMs: 519, schema: depSchema(60), value: ints4000("s") },
-  { label: "8 oneOf branches x 4,095 nodes", gojsonschemaMs: 26,
-    schema: JSON.stringify({ oneOf: Array.from({ length: 8 }, (_, i) => ({ type: "array", items: { type: "integer", multipleOf: i + 2 } })) }),
-    value: JSON.stringify(Array.from({ length: 4094 }, (_, i) => i * 840)) },
-];
-function bestPerLine(f: () => unknown, lines = 100, rounds = 3): number {
-  f();
-  let best = Infinity;
-  for (let r = 0; r < rounds; r++) {
-    const t0 = performance.now();
-    for (let i = 0; i < lines; i++) f();
-    best = Math.min(best, (performance.now() - t0) / lines);
-  }
-  return best;
-}
+// The seed's worst-case shapes as `chatd schema validate --jsonl` runs them, each in a process of
+// its own (bench/validator-seed-shapes.ts says how and why).
+const seedScript = fileURLToPath(new URL("./validator-seed-shapes.ts", import.meta.url));
 const jsonlRows: string[] = [];
-for (const { label, schema, value, gojsonschemaMs } of jsonlShapes) {
-  const line = `{"schema":${schema},"value":${value}}`;
-  const verdict = validateJsonlLine(line);
-  const oursMs = bestPerLine(() => validateJsonlLine(line));
-  const ajv = new Ajv({ strict: false });
-  const plainFn = ajv.compile(JSON.parse(schema) as object);
-  const plainMs = bestPerLine(() => plainFn((JSON.parse(line) as { value: unknown }).value));
-  jsonlRows.push(`${label.padEnd(42)} | ${oursMs.toFixed(2).padStart(7)} | ${plainMs.toFixed(2).padStart(9)} | ${(oursMs / plainMs).toFixed(2).padStart(8)} | ${String(gojsonschemaMs).padStart(11)} | ${(gojsonschemaMs / oursMs).toFixed(0).padStart(5)}x | ${verdict.ok ? "valid" : "invalid"}`);
-}
+SEED_SHAPES.forEach(({ label, gojsonschemaMs }, i) => {
+  const run = spawnSync(process.execPath, [seedScript, String(i)], { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`${seedScript} ${i} failed: ${run.stderr}`);
+  const { oursMs, plainMs, valid } = JSON.parse(run.stdout) as SeedResult;
+  jsonlRows.push(`${label.padEnd(42)} | ${oursMs.toFixed(2).padStart(7)} | ${plainMs.toFixed(2).padStart(9)} | ${(oursMs / plainMs).toFixed(2).padStart(8)} | ${String(gojsonschemaMs).padStart(11)} | ${(gojsonschemaMs / oursMs).toFixed(0).padStart(5)}x | ${valid ? "valid" : "invalid"}`);
+});
 
 // Linearity: adversarial inputs at n and 2n characters (ratio ~2 means linear).
 function linear(label: string, schema: string, make: (n: number) => string): void {
@@ -214,7 +173,7 @@ const fmt = (r: string[]): string => r.map((c, i) => (i === 0 ? c.padEnd(widths[
 console.log(fmt(header));
 console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
 for (const r of rows) console.log(fmt(r));
-console.log("\nseed shapes through chatd schema validate --jsonl (per line, best of 3 rounds of 100, parse included)");
+console.log("\nseed shapes through chatd schema validate --jsonl (per line, best of 3 rounds of 100, parse included, one process per shape)");
 console.log(`${"shape".padEnd(42)} | ours ms | plain ajv | ours/ajv | gojsonschema | ratio | verdict`);
 for (const r of jsonlRows) console.log(r);
 console.log("gojsonschema: v1.2.0 figures from the issue that set the >= 100x target, not measured here");

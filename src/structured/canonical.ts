@@ -93,14 +93,14 @@ export function canonicalJson(v: JsonValue): string {
   return `{${parts.join(", ")}}`;
 }
 
+// Printable ASCII but `"` and `\`: written as is, one byte per character. (A native regex test is
+// ~2x faster than a charCodeAt loop over the 4,095 keys of the bench's patternProperties value.)
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 // UTF-8 bytes of pgString(s) without building it: a string without escapes or non-ASCII (nearly all)
 // is its length plus the quotes.
 function storedStringBytes(s: string): number {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x7f) return Buffer.byteLength(pgString(s), "utf8");
-  }
-  return s.length + 2;
+  return PLAIN_ASCII.test(s) ? s.length + 2 : Buffer.byteLength(pgString(s), "utf8");
 }
 
 /**

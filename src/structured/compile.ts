@@ -28,6 +28,11 @@ export interface CompiledSchema {
   readonly validate: ValidateFunction;
   /** @internal the instance owning `validate`; cleared when evicted from the cache. */
   readonly ajv: Ajv;
+  /**
+   * @internal the property names `validate` may read from objects by name, or "all" (see
+   * propertyReadsOf); any other property is read only through the key loops (ownKeys/ownValues).
+   */
+  readonly propertyReads: ReadonlySet<string> | "all";
 }
 
 export type CompileResult = { ok: true; validator: CompiledSchema } | { ok: false; errors: { field: string; detail: string }[] };
@@ -51,14 +56,19 @@ let keyPatterns = false;
  * A pattern tested against object keys (patternProperties, and additionalProperties beside it).
  * re2js's `test` runs a one-pass pattern (most anchored patterns are) on its one-pass engine, which
  * interprets the program rune by rune (~1 µs per key for the counted repetitions in the bench); a
- * single-pattern RE2Set always runs re2js's lazy DFA (~0.3 µs), falling back to the NFA when the DFA
- * gives up. Same RE2 flags (PERL) as RE2JS.compile, same unanchored search, so the same verdict
+ * single-pattern RE2Set always runs re2js's lazy DFA, falling back to the NFA when the DFA gives up.
+ * Same RE2 flags (PERL) as RE2JS.compile, same unanchored search, so the same verdict
  * (cross-checked in test/structured/fast-paths.test.ts). The set is built on first use, so schemas
  * that are only compiled pay nothing; if it cannot be built, the RE2JS program decides.
+ *
+ * Once the DFA has built the states a key needs, the key is walked over them here (see walkDfa)
+ * instead of through `RE2Set.match`, whose per-call set-up (an input object, a Set and a sorted
+ * array of ids, a closure per match) was most of its ~0.4 µs per key.
  */
 export class KeyPattern {
   readonly #re: RE2JS;
   #set: RE2Set | null | undefined;
+  #dfa: LazyDfa | undefined;
   constructor(re: RE2JS) {
     this.#re = re;
   }
@@ -69,11 +79,14 @@ export class KeyPattern {
         set.add(this.#re.pattern());
         set.compile();
         this.#set = set;
+        this.#dfa = lazyDfaOf(set);
       } catch {
         this.#set = null;
       }
     }
-    return this.#set === null ? this.#re.test(s) : this.#set.match(s).length > 0;
+    if (this.#set === null) return this.#re.test(s);
+    const walked = this.#dfa === undefined ? undefined : walkDfa(this.#dfa, s);
+    return walked ?? this.#set.match(s).length > 0;
   }
   /**
    * ajv de-duplicates patterns by toString(). RE2JS returns its pattern text, which never contains
@@ -82,6 +95,53 @@ export class KeyPattern {
   toString(): string {
     return `${this.#re.toString()}\u0000`;
   }
+}
+
+// The parts of re2js's DFA (build/index.js, class DFA; not public API) that its own search loop
+// (`DFA.run`) reads. `state.next[cls]` is the state after a character of class `cls` (null until
+// the DFA has computed it); index `numClasses` is the end-of-text step.
+interface DfaState {
+  readonly isMatch: boolean;
+  readonly next: (DfaState | null)[] | null;
+}
+interface LazyDfa {
+  readonly failed: boolean;
+  readonly latin1Class: Int32Array;
+  readonly numClasses: number;
+  readonly startStates: Map<number, DfaState>;
+}
+// re2js Utils.EMPTY_BEGIN_LINE | Utils.EMPTY_BEGIN_TEXT: the start flags of a search from offset 0.
+const START_AT_BEGINNING = 1 | 4;
+
+/** The set's DFA when it has the shape walkDfa expects (else every key goes to RE2Set.match). */
+function lazyDfaOf(set: RE2Set): LazyDfa | undefined {
+  const dfa = (set as unknown as { dfa?: Partial<LazyDfa> }).dfa;
+  if (dfa === undefined || dfa.failed !== false || !(dfa.latin1Class instanceof Int32Array) || dfa.latin1Class.length !== 256) return undefined;
+  if (typeof dfa.numClasses !== "number" || !(dfa.startStates instanceof Map)) return undefined;
+  return dfa as LazyDfa;
+}
+
+/**
+ * `DFA.run` for an unanchored search from offset 0, over states the DFA has already built: true
+ * when a match state is reached (the set has one pattern, so any match is the verdict), false at
+ * the end of text without one, undefined when a character is outside Latin-1 or a transition is not
+ * built yet (RE2Set.match then decides, and builds it). Only reads the cache, so the answer is the
+ * one `run` would give; a cache reset by the DFA (its memory budget) leaves these states valid.
+ */
+function walkDfa(dfa: LazyDfa, s: string): boolean | undefined {
+  const start = dfa.startStates.get(START_AT_BEGINNING);
+  if (start === undefined) return undefined;
+  let state: DfaState = start;
+  const classes = dfa.latin1Class;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const next: DfaState | null | undefined = c > 0xff ? undefined : state.next?.[classes[c] ?? -1];
+    if (next === undefined || next === null) return undefined;
+    if (next.isMatch) return true;
+    state = next;
+  }
+  const end = state.next?.[dfa.numClasses];
+  return end === undefined || end === null ? undefined : end.isMatch;
 }
 // DFA state budget of a key pattern (re2js's default is 8 MiB): keys are short, so few states.
 const KEY_PATTERN_DFA_BYTES = 1 << 20;
@@ -286,6 +346,36 @@ function metaErrors(errors: ErrorObject[] | null | undefined): { field: string; 
   return [{ field: e.instancePath, detail: `${e.message ?? "invalid"} (draft-07 meta-schema)` }];
 }
 
+// Keywords (as the screen hands them to ajv) whose code counts an object's properties or compares
+// whole objects (Object.keys(data).length, the exact equality keys of const/enum/uniqueItems).
+const WHOLE_OBJECT_READERS = new Set(["minProperties", "maxProperties", "chatdConst", "chatdEnum", "chatdUniqueItems"]);
+
+/**
+ * The property names `validate` may read from data objects by name: "all" when a keyword of
+ * WHOLE_OBJECT_READERS occurs, else every string in the screened schema. The other keywords that
+ * read by name (properties, required, dependencies) read only names written in the schema; every
+ * other draft-07 keyword reads an object through the key loops (iterateCachedKeys) or not at all.
+ * Every key and string is looked at, data (`default`, `examples`) included, so a keyword or name
+ * is never missed (the screen refuses $ref, so no subschema lives elsewhere); a data string that
+ * happens to spell one only costs a property set.
+ */
+function propertyReadsOf(schema: unknown): ReadonlySet<string> | "all" {
+  const names = new Set<string>();
+  const walk = (v: unknown): boolean => {
+    if (typeof v === "string") names.add(v);
+    else if (Array.isArray(v)) return v.every(walk);
+    else if (v !== null && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) {
+        if (WHOLE_OBJECT_READERS.has(k)) return false;
+        names.add(k);
+        if (!walk(x)) return false;
+      }
+    }
+    return true;
+  };
+  return walk(schema) ? names : "all";
+}
+
 const cache = new Map<string, CompiledSchema>();
 let evictions = 0;
 
@@ -337,7 +427,7 @@ export function compileSchema(schema: JsonValue): CompileResult {
     screenedPatterns = undefined;
     compilingOurs = false;
   }
-  const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv };
+  const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv, propertyReads: propertyReadsOf(screened.ajvSchema) };
   remember(compiled);
   return { ok: true, validator: compiled };
 }

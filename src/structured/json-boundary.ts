@@ -11,14 +11,29 @@ const UNKNOWN = Symbol("unknown");
 
 /** A number kept as its exact literal text. */
 export class JsonNumber {
-  readonly text: string;
-  // Both derived from `text` once, on first use (private fields: invisible to deep equality).
+  // Private fields (invisible to deep equality: compare numbers by `text`, trees by jsonEquals).
+  #text: string | undefined;
+  // Both derived from `text` once, on first use.
   #short: number | undefined | typeof UNKNOWN;
   #decimal: Decimal | undefined;
   /** `short` is a hint from the parser, which already knows (see shortFloat). */
   constructor(text: string, short?: number) {
-    this.text = text;
+    this.#text = text;
     this.#short = short ?? UNKNOWN;
+  }
+  /**
+   * The parser's integer literals of at most 15 digits, except `-0`: the literal is exactly
+   * String(value), so the text is made only if asked for. A number array's values are seldom
+   * asked for their text (only when stored), and slicing 4,094 literals was ~15% of its parse.
+   */
+  static integer(value: number): JsonNumber {
+    const n = new JsonNumber("", value);
+    n.#text = undefined;
+    return n;
+  }
+  /** The literal as written (for integer(): String(value), the same characters). */
+  get text(): string {
+    return (this.#text ??= String(this.#short));
   }
   /**
    * The float when it is exact enough to decide order, equality and integer-ness (decimal.ts
@@ -128,7 +143,8 @@ interface ObjectFrame {
 type Frame = ArrayFrame | ObjectFrame;
 
 function isWs(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+  // Most characters tested are not whitespace (compact JSON has none): one comparison decides them.
+  return c <= 0x20 && (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09);
 }
 
 function hexValue(c: number): number {
@@ -150,6 +166,13 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
   };
   const skipWs = (): void => {
     while (pos < len && isWs(text.charCodeAt(pos))) pos++;
+  };
+  /** The character at pos after whitespace (NaN at the end). */
+  const nextChar = (): number => {
+    const c = text.charCodeAt(pos);
+    if (!isWs(c)) return c;
+    skipWs();
+    return text.charCodeAt(pos);
   };
   const describe = (): string => (pos >= len ? "end of input" : `character ${JSON.stringify(text[pos])} at offset ${pos}`);
 
@@ -241,27 +264,42 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
     return pos - s;
   };
 
+  // Split in two so that the common case (an integer of at most 15 digits) is small enough to be
+  // inlined into the loops that call it.
   const readNumber = (): JsonNumber => {
     const start = pos;
-    const negative = text.charCodeAt(pos) === 0x2d;
-    if (negative) pos++;
-    const first = text.charCodeAt(pos);
+    let p = pos;
+    const negative = text.charCodeAt(p) === 0x2d;
+    if (negative) p++;
+    const first = text.charCodeAt(p);
     // An integer's value is accumulated while its digits are read: exact below 2^53, so for at most
-    // 15 digits (the fast path below) it is Number(literal) without parsing the literal again.
+    // 15 digits it is Number(literal) without parsing the literal again.
     let integer = 0;
-    if (first === 48) pos++;
+    if (first === 48) p++;
     else if (first >= 49 && first <= 57) {
-      while (pos < len) {
-        const d = text.charCodeAt(pos);
-        if (d < 48 || d > 57) break;
+      for (;;) {
+        const d = text.charCodeAt(p);
+        // NaN (past the end) is not a digit either.
+        if (!(d >= 48 && d <= 57)) break;
         integer = integer * 10 + (d - 48);
-        pos++;
+        p++;
       }
-    } else fail("syntax", `unexpected ${describe()}`);
+    } else return readNumberSlow(start);
+    const next = text.charCodeAt(p);
+    if (next === 0x2e || next === 0x65 || next === 0x45 || p - start - (negative ? 1 : 0) > 15) return readNumberSlow(start);
+    pos = p;
+    // -0 is the one such literal that String() does not give back.
+    return negative && integer === 0 ? new JsonNumber(text.slice(start, p), -0) : JsonNumber.integer(negative ? -integer : integer);
+  };
+
+  const readNumberSlow = (start: number): JsonNumber => {
+    pos = start;
+    if (text.charCodeAt(pos) === 0x2d) pos++;
+    const first = text.charCodeAt(pos);
+    if (first === 48) pos++;
+    else if (first >= 49 && first <= 57) digitsFrom();
+    else fail("syntax", `unexpected ${describe()}`);
     const next = text.charCodeAt(pos);
-    if (next !== 0x2e && next !== 0x65 && next !== 0x45 && pos - start - (negative ? 1 : 0) <= 15) {
-      return new JsonNumber(text.slice(start, pos), negative ? -integer : integer);
-    }
     const fraction = next === 0x2e;
     if (fraction) {
       pos++;
@@ -278,7 +316,7 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
     const literal = text.slice(start, pos);
     // Fast path (most literals): no exponent and at most 15 digits breaks no rule (≤ 17
     // characters, no underflow, no exponent) and is short (see shortFloat), so skip the checks.
-    if (!exponent && pos - start - (fraction ? 1 : 0) - (negative ? 1 : 0) <= 15) return new JsonNumber(literal, Number(literal));
+    if (!exponent && pos - start - (fraction ? 1 : 0) - (literal.charCodeAt(0) === 0x2d ? 1 : 0) <= 15) return new JsonNumber(literal, Number(literal));
     const problem = numberLiteralProblem(literal);
     if (problem !== undefined) fail(problem.rule, problem.message);
     return new JsonNumber(literal);
@@ -351,39 +389,63 @@ function parseText(text: string, limits: JsonLimits): JsonValue {
         if (pos < len) fail("trailing-data", `unexpected data after the JSON value at offset ${pos}`, []);
         return value;
       }
-      skipWs();
-      const d = text.charCodeAt(pos);
+      let d = nextChar();
+      // Strings and numbers that follow a comma are read in these loops rather than by the dispatch
+      // above, with the same checks in the same order (nodes, then the literal): large containers
+      // are mostly scalars (4,094 numbers parse ~1.6x faster).
       if (top.arr !== undefined) {
-        top.arr.push(value);
-        if (d === 0x2c) {
-          pos++;
-          path[path.length - 1] = top.arr.length;
-          descend = true;
-        } else if (d === 0x5d) {
-          pos++;
-          stack.pop();
-          path.pop();
-          value = top.arr;
-        } else {
-          fail("syntax", `',' or ']' expected, found ${describe()}`);
+        const arr = top.arr;
+        arr.push(value);
+        for (;;) {
+          if (d === 0x2c) {
+            pos++;
+            path[path.length - 1] = arr.length;
+            const c = nextChar();
+            if (c === 0x22 || c === 0x2d || (c >= 48 && c <= 57)) {
+              if (++nodes > limits.maxNodes) fail("max-nodes", `more than ${limits.maxNodes} nodes`);
+              arr.push(c === 0x22 ? readString() : readNumber());
+              d = nextChar();
+              continue;
+            }
+            descend = true;
+          } else if (d === 0x5d) {
+            pos++;
+            stack.pop();
+            path.pop();
+            value = arr;
+          } else {
+            fail("syntax", `',' or ']' expected, found ${describe()}`);
+          }
+          break;
         }
       } else {
-        top.map.set(top.key, value);
-        if (d === 0x2c) {
-          pos++;
-          path.pop();
-          const key = readKey();
-          if (top.map.has(key)) fail("duplicate-key", "duplicate object key", [...path, key]);
-          top.key = key;
-          path.push(key);
-          descend = true;
-        } else if (d === 0x7d) {
-          pos++;
-          stack.pop();
-          path.pop();
-          value = top.map;
-        } else {
-          fail("syntax", `',' or '}' expected, found ${describe()}`);
+        const map = top.map;
+        map.set(top.key, value);
+        for (;;) {
+          if (d === 0x2c) {
+            pos++;
+            path.pop();
+            const key = readKey();
+            if (map.has(key)) fail("duplicate-key", "duplicate object key", [...path, key]);
+            top.key = key;
+            path.push(key);
+            const c = nextChar();
+            if (c === 0x22 || c === 0x2d || (c >= 48 && c <= 57)) {
+              if (++nodes > limits.maxNodes) fail("max-nodes", `more than ${limits.maxNodes} nodes`);
+              map.set(key, c === 0x22 ? readString() : readNumber());
+              d = nextChar();
+              continue;
+            }
+            descend = true;
+          } else if (d === 0x7d) {
+            pos++;
+            stack.pop();
+            path.pop();
+            value = map;
+          } else {
+            fail("syntax", `',' or '}' expected, found ${describe()}`);
+          }
+          break;
         }
       }
     }
@@ -425,18 +487,21 @@ export function parseJsonSafe(input: string | Uint8Array, limits?: Partial<JsonL
 
 function withinLimits(value: JsonValue, limits: Pick<JsonLimits, "maxDepth" | "maxNodes">): boolean {
   let nodes = 0;
-  const fits = (v: JsonValue, depth: number): boolean => {
-    if (++nodes > limits.maxNodes) return false;
+  // Scalar items are counted in the loops (no call per item: large arrays are mostly scalars).
+  const fits = (v: JsonArray | JsonObject, depth: number): boolean => {
+    if (++nodes > limits.maxNodes || depth >= limits.maxDepth) return false;
+    const item = (x: JsonValue): boolean => (Array.isArray(x) || x instanceof Map ? fits(x, depth + 1) : ++nodes <= limits.maxNodes);
     if (Array.isArray(v)) {
-      if (depth >= limits.maxDepth) return false;
-      for (let i = 0; i < v.length; i++) if (!fits(v[i] ?? null, depth + 1)) return false;
-    } else if (v instanceof Map) {
-      if (depth >= limits.maxDepth) return false;
-      for (const x of v.values()) if (!fits(x, depth + 1)) return false;
+      for (let i = 0; i < v.length; i++) {
+        const x = v[i] ?? null;
+        if (x instanceof JsonNumber || typeof x === "string" ? ++nodes > limits.maxNodes : !item(x)) return false;
+      }
+    } else {
+      for (const x of v.values()) if (!item(x)) return false;
     }
     return true;
   };
-  return fits(value, 0);
+  return Array.isArray(value) || value instanceof Map ? fits(value, 0) : limits.maxNodes >= 1;
 }
 
 /**

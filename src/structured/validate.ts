@@ -45,7 +45,7 @@ function storedSizeError(value: JsonValue, bytes: number): ValueError | undefine
 
 /** Validates an already parsed exact value (it must have come through parseJsonSafe). */
 export function validateParsed(validator: CompiledSchema, value: JsonValue): ValidateResult {
-  const valid = withExactData(value, (data) => validator.validate(data));
+  const valid = withExactData(value, (data) => validator.validate(data), validator.propertyReads);
   if (valid !== true) return failure(fromAjvErrors(validator.validate.errors));
   const canonicalText = canonicalJson(value);
   // A UTF-16 unit is at most 3 UTF-8 bytes: short texts skip the count.
@@ -61,7 +61,7 @@ export type CheckResult = { ok: true } | Extract<ValidateResult, { ok: false }>;
  * that only report the verdict (`chatd schema validate`). Same checks, same errors.
  */
 export function checkParsed(validator: CompiledSchema, value: JsonValue): CheckResult {
-  const valid = withExactData(value, (data) => validator.validate(data));
+  const valid = withExactData(value, (data) => validator.validate(data), validator.propertyReads);
   if (valid !== true) return failure(fromAjvErrors(validator.validate.errors)) as CheckResult;
   const tooLarge = storedSizeError(value, storedByteLength(value));
   return tooLarge === undefined ? { ok: true } : failure([tooLarge], "max-bytes") as CheckResult;

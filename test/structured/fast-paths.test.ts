@@ -5,11 +5,12 @@ import fc from "fast-check";
 import { RE2JS } from "re2js";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { sortedKeys } from "../../src/structured/canonical.ts";
+import { canonicalJson, sortedKeys, storedByteLength } from "../../src/structured/canonical.ts";
 import { KeyPattern } from "../../src/structured/compile.ts";
 import { shortFloat } from "../../src/structured/decimal.ts";
+import { ownKeys, ownValues, withExactData } from "../../src/structured/exact-data.ts";
 import { FORMAT_CHECKS } from "../../src/structured/formats.ts";
-import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, validateValue } from "../../src/structured/index.ts";
+import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, parseJsonSafe, validateValue } from "../../src/structured/index.ts";
 import { compileRe2 } from "../../src/structured/schema-screen.ts";
 import { numberLiteral } from "./arbitraries.ts";
 import { compile } from "./helpers.ts";
@@ -158,13 +159,15 @@ test("hand-written date, time and date-time accept exactly what the RE2 patterns
   );
 });
 
-test("key patterns (RE2Set DFA) give the same verdict as RE2JS.test", () => {
+test("key patterns (RE2Set DFA, then the walk over its built states) give the same verdict as RE2JS.test", () => {
   const patterns = [
     "^(a{1,20}b{1,20}){1,10}[0-9]+$", "^(?:a|b){2,40}[0-9]{1,4}$", "ab", "^$", "", "^a", "b$", "^[^a]*$", "(x+x+)+y",
     "^\\p{L}+$", "é|ß", "^.{2}$", "^[\\u0100-\\uffff]", "\\d\\w\\s", "(?i)^AB", "^😀.$", "a|^b|c$", "^\\S+@\\S+$",
+    // Empty-width assertions whose verdict depends on the characters around them, and a newline.
+    "\\ba\\b", "\\Bb", "(?m)^b$", "(?m)a$", "(?s)a.b", "a.b", "^\\xff+\\x00?$", "[ß-ÿ]{2}",
   ];
   const key = fc.oneof(
-    fc.string({ unit: fc.constantFrom("a", "b", "x", "y", "0", "7", " ", "@", "é", "ß", "A", "B", "😀", "\u0101") , maxLength: 30 }),
+    fc.string({ unit: fc.constantFrom("a", "b", "x", "y", "0", "7", " ", "@", "é", "ß", "A", "B", "😀", "\u0101", "\n", "\u00ff", "_") , maxLength: 30 }),
     fc.string({ unit: "grapheme", maxLength: 12 }),
   );
   for (const p of patterns) {
@@ -173,11 +176,26 @@ test("key patterns (RE2Set DFA) give the same verdict as RE2JS.test", () => {
     assert.not.equal(kp.toString(), re.toString());
     fc.assert(
       fc.property(key, (k) => {
+        // The first test of a key may build DFA states; the second one only walks them.
         assert.is(kp.test(k), re.test(k), `${p} on ${JSON.stringify(k)}`);
+        assert.is(kp.test(k), re.test(k), `${p} on ${JSON.stringify(k)} (again)`);
       }),
       { numRuns: 400 },
     );
   }
+});
+
+test("key patterns agree with RE2JS.test when the DFA outgrows its state budget and resets", () => {
+  // The 15th character from the end decides: ~2^15 DFA states, far beyond the 1 MiB budget.
+  const re = compileRe2("a[ab]{14}$");
+  const kp = new KeyPattern(re);
+  fc.assert(
+    fc.property(fc.string({ unit: fc.constantFrom("a", "b"), minLength: 10, maxLength: 60 }), (k) => {
+      assert.is(kp.test(k), re.test(k), k);
+      assert.is(kp.test(k), re.test(k), `${k} (again)`);
+    }),
+    { numRuns: 3000 },
+  );
 });
 
 test("key loops read the same values as data[key], in nested objects and with errors", () => {
@@ -196,6 +214,103 @@ test("key loops read the same values as data[key], in nested objects and with er
     const r = validateValue(compile('{"additionalProperties":{"type":"integer"}}'), text);
     assert.ok(!r.ok && (r.errors[0]?.pointer === "/b" || r.errors[0]?.pointer === "/k79"), JSON.stringify(r));
   }
+});
+
+test("the key loops' arrays for wide objects, taken from the parsed Map, are Object.keys/values order", () => {
+  const name = fc.string({ unit: fc.constantFrom("a", "k", "0", "1", "9", "-", "_", "é"), minLength: 1, maxLength: 4 });
+  fc.assert(
+    fc.property(fc.uniqueArray(name, { minLength: 60, maxLength: 120 }), fc.boolean(), (names, nested) => {
+      const text = `{${names.map((k, i) => `${JSON.stringify(k)}:${nested && i % 3 === 0 ? `{"v":${i}}` : i}`).join(",")}}`;
+      const parsed = parseJsonSafe(text);
+      if (!parsed.ok) throw new Error(parsed.error.message);
+      withExactData(parsed.value, (data) => {
+        const o = data as Record<string, unknown>;
+        const keys = ownKeys(o);
+        assert.equal(keys, Object.keys(o), text);
+        assert.equal(ownValues(o, keys), Object.values(o), text);
+      });
+    }),
+    { numRuns: 300 },
+  );
+});
+
+// Wide objects (> 64 keys) get as properties only the names the schema may read by name
+// (compile.ts propertyReads). `"minProperties":0` checks nothing but reads whole objects, so it makes
+// the same schema validate full objects: the reference.
+const wideValue = (n: number, item: (i: number) => string): string => `{${Array.from({ length: n }, (_, i) => `"k${i}":${item(i)}`).join(",")}}`;
+
+test("keywords that read properties by name or whole objects see them on wide objects (else the verdict would be wrong)", () => {
+  const wide = wideValue(80, (i) => String(i));
+  const other = wideValue(80, (i) => String(i + 1));
+  const cases: [string, string, boolean, "all" | string[]][] = [
+    ['{"properties":{"k5":{"type":"string"}}}', wide, false, ["k5"]],
+    ['{"required":["k5"]}', wide, true, ["k5"]],
+    ['{"dependencies":{"k5":["nope"]}}', wide, false, ["k5", "nope"]],
+    ['{"dependencies":{"k5":["k70"]}}', wide, true, ["k5", "k70"]],
+    ['{"minProperties":70}', wide, true, "all"],
+    ['{"maxProperties":70}', wide, false, "all"],
+    [`{"const":${wide}}`, wide, true, "all"],
+    [`{"enum":[${wide}]}`, wide, true, "all"],
+    ['{"uniqueItems":true}', `[${wide},${other}]`, true, "all"],
+    ['{"anyOf":[{"not":{}},{"allOf":[{"required":["k79"]}]}]}', wide, true, ["k79"]],
+  ];
+  for (const [schema, value, ok, reads] of cases) {
+    const c = compile(schema);
+    if (reads === "all") assert.is(c.propertyReads, "all", schema);
+    else for (const name of reads) assert.ok(c.propertyReads !== "all" && c.propertyReads.has(name), `${schema} reads ${name}`);
+    assert.is(validateValue(c, value).ok, ok, schema);
+  }
+  const loopsOnly = compile('{"patternProperties":{"^k":{"type":"integer"}},"propertyNames":{"maxLength":3}}').propertyReads;
+  assert.ok(loopsOnly !== "all" && !loopsOnly.has("k5"));
+});
+
+test("wide objects with only the names the schema reads give the same verdicts and errors as full objects", () => {
+  const name = fc.constantFrom("k1", "k5", "k70", "zz", "nope");
+  const leaf = fc.constantFrom('{"type":"integer"}', '{"type":["integer","string"]}', '{"maximum":50}', '{"type":"string","maxLength":2}', "{}", "false");
+  const fragment = fc.letrec<{ s: string }>((tie) => ({
+    s: fc.oneof(
+      { depthSize: "small" },
+      leaf.map((l) => `{"additionalProperties":${l}}`),
+      fc.tuple(leaf, leaf).map(([a, b]) => `{"patternProperties":{"^k[0-4]":${a},"^z":${b}}}`),
+      fc.tuple(leaf, leaf).map(([a, b]) => `{"patternProperties":{"^k1":${a}},"additionalProperties":${b}}`),
+      fc.constantFrom('{"propertyNames":{"maxLength":3}}', '{"propertyNames":{"pattern":"^k"}}', '{"type":"object"}'),
+      fc.tuple(name, leaf, leaf).map(([n, a, b]) => `{"properties":{"${n}":${a}},"additionalProperties":${b}}`),
+      fc.array(name, { minLength: 1, maxLength: 3 }).map((ns) => `{"required":${JSON.stringify([...new Set(ns)])}}`),
+      fc.tuple(name, name, name, tie("s")).filter(([a, , c]) => a !== c).map(([a, b, c, x]) => `{"dependencies":{"${a}":["${b}"],"${c}":${x}}}`),
+      tie("s").map((x) => `{"additionalProperties":${x}}`),
+      fc.tuple(fc.constantFrom("allOf", "anyOf", "oneOf"), fc.array(tie("s"), { minLength: 1, maxLength: 3 })).map(([k, xs]) => `{"${k}":[${xs.join(",")}]}`),
+      tie("s").map((x) => `{"not":${x}}`),
+      fc.tuple(tie("s"), tie("s")).map(([a, b]) => `{"if":${a},"then":${b}}`),
+    ),
+  })).s;
+  const item = fc.constantFrom("1", "77", '"ab"', '"abc"', "true", wideValue(70, (i) => String(i)), wideValue(66, () => '"s"'));
+  const value = fc.tuple(fc.integer({ min: 65, max: 90 }), fc.array(item, { minLength: 1, maxLength: 4 }), fc.boolean()).map(([n, items, z]) => {
+    const v = wideValue(n, (i) => items[i % items.length] ?? "1");
+    return z ? `{"zz":"x",${v.slice(1)}` : v;
+  });
+  fc.assert(
+    fc.property(fragment, value, (schema, v) => {
+      const partial = compile(schema);
+      const reference = compile(`{"allOf":[${schema}],"minProperties":0}`);
+      assert.ok(partial.propertyReads !== "all", schema);
+      assert.is(reference.propertyReads, "all");
+      const a = validateValue(partial, v);
+      const b = validateValue(reference, v);
+      assert.is(a.ok, b.ok, schema);
+      if (!a.ok && !b.ok) assert.equal(a.errors, b.errors, schema);
+    }),
+    { numRuns: 400 },
+  );
+});
+
+test("the stored size of strings and keys equals the stored text's bytes, at every escaping edge", () => {
+  const unit = fc.constantFrom("a", " ", "!", "#", "[", "]", "~", '"', "\\", "\u001f", "\u0000", "\u007f", "\u0080", "é", "\u2028", "😀", "\ud800");
+  fc.assert(
+    fc.property(fc.string({ unit, maxLength: 12 }), (s) => {
+      for (const v of [s, new Map([[s, s]])] as const) assert.is(storedByteLength(v), Buffer.byteLength(canonicalJson(v), "utf8"), JSON.stringify(s));
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test("sortedKeys groups many ASCII keys by length exactly like the comparator", () => {

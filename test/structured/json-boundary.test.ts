@@ -35,6 +35,18 @@ test("numbers keep their literal text", () => {
   }
 });
 
+test("integer literals keep their text exactly (the parser derives it from the value when asked)", () => {
+  const literals = ["0", "-0", "7", "-12", "10", "100000", "123456789012345", "-123456789012345", "1234567890123456", "-0.0", "0e0"];
+  for (let i = 1; i < 1e15; i *= 7) literals.push(String(i), String(-i), String(i - 1));
+  for (const t of literals) {
+    const v = value(`[${t}]`) as JsonNumber[];
+    assert.is(v[0]?.text, t);
+    assert.is(canonicalJson(v), t === "-0" ? "[0]" : `[${canonicalJson(value(t))}]`);
+  }
+  assert.is((value("-0") as JsonNumber).short, -0);
+  assert.ok(Object.is((value("[-0]") as JsonNumber[])[0]?.short, -0));
+});
+
 test("object key order is kept", () => {
   assert.equal([...(value('{"b":1,"a":2}') as Map<string, JsonValue>).keys()], ["b", "a"]);
 });
@@ -149,6 +161,23 @@ test("node cap: exactly the cap passes, one more fails", () => {
   const arr = (n: number): string => `[${Array(n).fill("0").join(",")}]`;
   assert.ok(parseJsonSafe(arr(VALUE_MAX_NODES - 1)).ok);
   rejects(arr(VALUE_MAX_NODES), "max-nodes", `/${VALUE_MAX_NODES - 1}`);
+});
+
+test("scalars after a comma (read by the parser's inner loops) fail with the rule and pointer of their place", () => {
+  const cases: [string, string, string][] = [
+    ['[1,"\\x"]', "syntax", "/1"], ["[1, 1.]", "syntax", "/1"], ["[0,-]", "syntax", "/1"], ['["a",01]', "syntax", "/1"],
+    ["[1,1e999]", "number-range", "/1"], ['["s","\\ud800"]', "unpaired-surrogate", "/1"], ['[1,"a\\u0000"]', "nul-character", "/1"],
+    ["[1,2 x]", "syntax", "/1"], ['[1,"s"', "syntax", "/1"], ['{"z":1,"a":"\\x"}', "syntax", "/a"], ['{"z":"s","a":1e999}', "number-range", "/a"],
+    ['{"z":1,"a":2 x}', "syntax", "/a"], ['{"z":1,"z":"s"}', "duplicate-key", "/z"], ['{"z":1, "a": 1.}', "syntax", "/a"],
+    ['{"z":[1,2],"a":[3,"\\u0000"]}', "nul-character", "/a/1"],
+  ];
+  for (const [text, rule, pointer] of cases) rejects(text, rule, pointer);
+  rejects("[1,2,3]", "max-nodes", "/2", { maxNodes: 3 });
+  rejects('{"a":"x","b":"y"}', "max-nodes", "/b", { maxNodes: 2 });
+  rejects('[[1],"x",2]', "max-nodes", "/1", { maxNodes: 3 });
+  assert.ok(parseJsonSafe('{"a":"x","b":"y"}', { maxNodes: 3 }).ok);
+  const mixed = value('[1, "a" ,-2.5e3,[true],{"k":"v", "n" : 0},null]');
+  assert.is(canonicalJson(mixed), '[1, "a", -2500, [true], {"k": "v", "n": 0}, null]');
 });
 
 test("limits can be overridden per call", () => {
