@@ -21,8 +21,8 @@ REVOKE ALL ON FUNCTION chat_private._apply_progress(p_chat_id uuid, p_progress j
 -- ACL chat_private FUNCTION _begin_transition(p_chat_id uuid, p_transition text, p_owner uuid)
 REVOKE ALL ON FUNCTION chat_private._begin_transition(p_chat_id uuid, p_transition text, p_owner uuid) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
-REVOKE ALL ON FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
+-- ACL chat_private FUNCTION _begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_moves_history boolean)
+REVOKE ALL ON FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_moves_history boolean) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status)
 REVOKE ALL ON FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status) FROM PUBLIC;
@@ -36,8 +36,8 @@ REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_tran
 -- ACL chat_private FUNCTION _fail_turn(p_chat_id uuid, p_kind text, p_message text)
 REVOKE ALL ON FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _fence_history(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private._fence_history(p_chat_id uuid) FROM PUBLIC;
+-- ACL chat_private FUNCTION _fence_history(p_chat_id uuid, p_bump boolean)
+REVOKE ALL ON FUNCTION chat_private._fence_history(p_chat_id uuid, p_bump boolean) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
 REVOKE ALL ON FUNCTION chat_private._insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) FROM PUBLIC;
@@ -1272,23 +1272,36 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private _begin_worker_transition(uuid, text, uuid, bigint, bigint)
-CREATE FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS chat_public.chats
+-- FUNCTION chat_private _begin_worker_transition(uuid, text, uuid, bigint, bigint, boolean)
+CREATE FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_moves_history boolean DEFAULT false) RETURNS chat_public.chats
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
   v_chat chat_public.chats;
 begin
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
-  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-  returning * into v_chat;
-  if found then
-    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  if p_moves_history then
+    perform 1 from chat_public.chats c
+    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
+      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+    for no key update;
+    if found then
+      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+      end if;
+      return chat_private._fence_history(p_chat_id, true);
     end if;
-    return v_chat;
+  else
+    update chat_public.chats c set snapshot_version = c.snapshot_version + 1
+    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
+      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+    returning * into v_chat;
+    if found then
+      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+      end if;
+      return v_chat;
+    end if;
   end if;
   select * into v_chat from chat_public.chats where id = p_chat_id for update;
   if not found then
@@ -1381,13 +1394,24 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private _fence_history(uuid)
-CREATE FUNCTION chat_private._fence_history(p_chat_id uuid) RETURNS void
+-- FUNCTION chat_private _fence_history(uuid, boolean)
+CREATE FUNCTION chat_private._fence_history(p_chat_id uuid, p_bump boolean DEFAULT false) RETURNS chat_public.chats
     LANGUAGE plpgsql
     AS $$
+declare
+  v_chat chat_public.chats;
 begin
-  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
-  where c.id = p_chat_id and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+  if p_bump then
+    update chat_public.chats c set snapshot_version = c.snapshot_version + 1, history_version = c.snapshot_version + 1,
+      generation_attempt = 0
+    where c.id = p_chat_id
+    returning * into v_chat;
+  else
+    update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+    where c.id = p_chat_id and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0)
+    returning * into v_chat;
+  end if;
+  return v_chat;
 end;
 $$;
 
@@ -1938,8 +1962,9 @@ declare
   v_chat chat_public.chats;
   v_runner uuid;
 begin
+  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence.
   perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
-                                               p_generation_attempt);
+    p_generation_attempt, case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
   perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
@@ -2273,8 +2298,10 @@ declare
   v_request uuid;
   v_status chat_public.chat_status;
 begin
+  -- Partial output is history: a non-empty array moves the fence.
   perform chat_private._begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
-                                               p_generation_attempt);
+    p_generation_attempt,
+    case when jsonb_typeof(p_partial_messages) = 'array' then jsonb_array_length(p_partial_messages) > 0 else false end);
   perform chat_private._insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
   v_request := chat_private._active_request(p_chat_id);
   if v_request is not null then

@@ -10,14 +10,32 @@
 -- (acquire_lease and record_retry_state start a new attempt on the same history: generation_attempt + 1). The three
 -- history triggers below call it for each chat a statement changed; a fence that is current already is left alone,
 -- so the first row of a multi-row insert moves it and the others find it current. A failing statement rolls it back.
+--
+-- p_bump: the caller's transition has not bumped snapshot_version yet, holds the chat lock and will change history
+-- next (_begin_worker_transition with p_moves_history): the one UPDATE bumps the snapshot and moves the fence to it,
+-- so the chat row gets one version per such transition instead of two, and the history rows' trigger then finds the
+-- fence current. Nothing reads the fence before those rows are written, and if they fail the transaction fails.
+-- Returns the chat as updated (null when the fence was current already).
 -- PL/pgSQL without a SET clause (called by triggers that pin search_path): its plan is kept for the session.
-create or replace function chat_private._fence_history(p_chat_id uuid) returns void as $$
+create or replace function chat_private._fence_history(p_chat_id uuid, p_bump boolean default false)
+returns chat_public.chats as $$
+declare
+  v_chat chat_public.chats;
 begin
-  update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
-  where c.id = p_chat_id and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0);
+  if p_bump then
+    update chat_public.chats c set snapshot_version = c.snapshot_version + 1, history_version = c.snapshot_version + 1,
+      generation_attempt = 0
+    where c.id = p_chat_id
+    returning * into v_chat;
+  else
+    update chat_public.chats c set history_version = c.snapshot_version, generation_attempt = 0
+    where c.id = p_chat_id and (c.history_version is distinct from c.snapshot_version or c.generation_attempt <> 0)
+    returning * into v_chat;
+  end if;
+  return v_chat;
 end;
 $$ language plpgsql volatile;
-select chat_private.grant_execute('chat_private._fence_history(uuid)', '{}');
+select chat_private.grant_execute('chat_private._fence_history(uuid, boolean)', '{}');
 
 -- Revision = the chat's snapshot_version at the time of the write. Application code never writes it.
 -- An insert also fences history here (trigger _100_stamp_revision_and_fence_history), from the chat row this trigger

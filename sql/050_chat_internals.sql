@@ -104,21 +104,41 @@ select chat_private.grant_execute('chat_private._begin_transition(uuid, text, uu
 -- whose snapshot is taken after the lock is held. Only CHFNC is left to raise there, and raising it undoes the bump.
 -- When the UPDATE matches nothing, the locking reads below diagnose in the original order: CHNTF, then CHFNC, then
 -- _begin_transition's state checks. History rows the transition inserts next move the fence (_fence_history).
+--
+-- p_moves_history: the caller inserts history rows next (not receipts). Then the row is locked by a read with the
+-- same checks (as finish_turn does) and, the lease checked, _fence_history(chat, true) bumps snapshot_version and
+-- moves the fence in one UPDATE: one chat row version for the transition, not the bump's and the fence's, while the
+-- fence keeps its one writer. A refusal is diagnosed as above; should the transition be allowed after all by then,
+-- _begin_transition bumps and the rows' trigger moves the fence (a second version, on that rare path only).
 create or replace function chat_private._begin_worker_transition(
-  p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+  p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint,
+  p_moves_history boolean default false)
 returns chat_public.chats as $$
 declare
   v_chat chat_public.chats;
 begin
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1
-  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-  returning * into v_chat;
-  if found then
-    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  if p_moves_history then
+    perform 1 from chat_public.chats c
+    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
+      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+    for no key update;
+    if found then
+      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+      end if;
+      return chat_private._fence_history(p_chat_id, true);
     end if;
-    return v_chat;
+  else
+    update chat_public.chats c set snapshot_version = c.snapshot_version + 1
+    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
+      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+    returning * into v_chat;
+    if found then
+      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+      end if;
+      return v_chat;
+    end if;
   end if;
   select * into v_chat from chat_public.chats where id = p_chat_id for update;
   if not found then
@@ -132,7 +152,7 @@ begin
   return chat_private._begin_transition(p_chat_id, p_transition);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private._begin_worker_transition(uuid, text, uuid, bigint, bigint)', '{}');
+select chat_private.grant_execute('chat_private._begin_worker_transition(uuid, text, uuid, bigint, bigint, boolean)', '{}');
 
 create or replace function chat_private.current_fence(p_chat_id uuid) returns chat_private.fence as $$
 begin

@@ -144,8 +144,9 @@ declare
   v_chat chat_public.chats;
   v_runner uuid;
 begin
+  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence.
   perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
-                                               p_generation_attempt);
+    p_generation_attempt, case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
   perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
@@ -295,8 +296,10 @@ declare
   v_request uuid;
   v_status chat_public.chat_status;
 begin
+  -- Partial output is history: a non-empty array moves the fence.
   perform chat_private._begin_worker_transition(p_chat_id, 'finish_interruption', p_runner_id, p_history_version,
-                                               p_generation_attempt);
+    p_generation_attempt,
+    case when jsonb_typeof(p_partial_messages) = 'array' then jsonb_array_length(p_partial_messages) > 0 else false end);
   perform chat_private._insert_worker_messages(p_chat_id, coalesce(p_partial_messages, '[]'));
   v_request := chat_private._active_request(p_chat_id);
   if v_request is not null then

@@ -5,8 +5,8 @@ import * as assert from "uvu/assert";
 import pg from "pg";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, chatRow, commitStep, createChat, createUser, deleteQueued, receipts, sendMessage,
-  setStructuredExperiment, structured,
+  acquire, assistantText, chatRow, commitCandidate, commitStep, createChat, createUser, deleteQueued,
+  type Fence, receipts, sendMessage, setStructuredExperiment, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
@@ -294,6 +294,66 @@ test("a committed transition notifies chatd:chat:<id> with its snapshot_version;
   } finally {
     await listener.end();
   }
+});
+
+/**
+ * How many chat row versions (UPDATEs of chat_public.chats) one call writes: counted inside the transaction, since the
+ * session's counter also holds its earlier transactions until they are reported. Returns the call's first row.
+ */
+async function chatRowUpdates(sql: string, params: unknown[]) {
+  const client = await db.pool.connect();
+  try {
+    const updates = async () => Number((await client.query<{ n: string }>(
+      "select n_tup_upd as n from pg_stat_xact_user_tables where relid = 'chat_public.chats'::regclass")).rows[0]!.n);
+    await client.query("begin");
+    const before = await updates();
+    const { rows } = await client.query<Record<string, string>>(sql, params);
+    const n = await updates() - before;
+    await client.query("commit");
+    return { n, row: rows[0]! };
+  } catch (error) {
+    await client.query("rollback").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+const fenceArgs = (fence: Fence) => [fence.chatId, fence.runnerId, fence.historyVersion, fence.generationAttempt];
+
+// A step that inserts history bumps the snapshot and moves the fence in one UPDATE (_fence_history with the bump):
+// the insert's fencing trigger then finds the fence current and writes nothing.
+test("commit_step with history rows writes the chat row once and moves the fence to the new snapshot", async () => {
+  const chat = await createChat(db, user, "one version per step");
+  const fence = await acquire(db, chat.chat_id);
+  const before = await chatRow(db, chat.chat_id);
+  const { n, row } = await chatRowUpdates("select * from chat_private.commit_step($1, $2, $3, $4, $5)",
+    [...fenceArgs(fence), JSON.stringify([assistantText("a"), assistantText("b")])]);
+  assert.is(n, 1);
+  const after = await chatRow(db, chat.chat_id);
+  assert.is(Number(after.snapshot_version), Number(before.snapshot_version) + 1);
+  assert.is(String(after.history_version), String(after.snapshot_version));
+  assert.is(Number(after.generation_attempt), 0);
+  assert.equal([row.history_version, row.generation_attempt], [String(after.snapshot_version), "0"]);
+});
+
+test("commit_step without history rows bumps the snapshot once and leaves the fence", async () => {
+  const chat = await createChat(db, user, "progress only");
+  const fence = await acquire(db, chat.chat_id);
+  const { n, row } = await chatRowUpdates("select * from chat_private.commit_step($1, $2, $3, $4, '[]', '{\"steps\": 1}')",
+    fenceArgs(fence));
+  assert.is(n, 1);
+  assert.equal([row.history_version, row.generation_attempt], [fence.historyVersion, fence.generationAttempt]);
+});
+
+test("the fused final commit writes the chat row twice: the step, then the finish", async () => {
+  const chat = await createChat(db, user, "fused", structured());
+  const fence = await commitCandidate(db, await acquire(db, chat.chat_id), '{"ok": true}');
+  const { n, row } = await chatRowUpdates(
+    "select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, '{}')",
+    [...fenceArgs(fence), JSON.stringify([assistantText("done")])]);
+  assert.is(n, 2);
+  assert.is(row.status, "waiting");
 });
 
 test.run();
