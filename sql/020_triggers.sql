@@ -10,6 +10,8 @@
 -- (acquire_lease and record_retry_state start a new attempt on the same history: generation_attempt + 1). The three
 -- history triggers below call it for each chat a statement changed; a fence that is current already is left alone,
 -- so the first row of a multi-row insert moves it and the others find it current. A failing statement rolls it back.
+-- A new chat row's fence is current (the column defaults: snapshot 1, history 1, attempt 0), so a chat created
+-- with its first history row needs no fence move.
 --
 -- p_bump: the caller's transition has not bumped snapshot_version yet, holds the chat lock and will change history
 -- next (_begin_worker_transition with p_moves_history): the one UPDATE bumps the snapshot and moves the fence to it,

@@ -99,14 +99,14 @@ begin
   if v_model is null then
     raise exception 'unknown model config' using errcode = 'CIINV', column = 'model_config_id';
   end if;
-  -- The chat is born at snapshot 1 (its creation is its first transition); its first history row (the input below)
-  -- moves the history fence to 1. It is born running, so no row version is written for its status: it is enqueued
-  -- once, by the turn_progress insert of its first turn below (a chat inserted with its history is not enqueued by
-  -- its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
-  insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools,
-                                 snapshot_version)
+  -- The chat is born at snapshot 1 (its creation is its first transition) with its history fence current there:
+  -- both are the columns' defaults (migration 0063), so its first history row (the input below) finds the fence
+  -- current and no second row version is written for it. It is born running, so none is written for its status
+  -- either: it is enqueued once, by the turn_progress insert of its first turn below (a chat inserted with its
+  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
+  insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools)
   values (p_owner, p_title, v_model, 'running', coalesce(p_plan_mode, false), p_workspace,
-          coalesce(p_dynamic_tools, '[]'), 1)
+          coalesce(p_dynamic_tools, '[]'))
   returning id into v_chat_id;
   if p_format is not null then
     v_request := chat_private._accept_structured_request(v_chat_id, p_format, p_check_experiment);

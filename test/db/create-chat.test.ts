@@ -42,6 +42,25 @@ test("a new chat starts running at snapshot 1 with a current fence and exactly o
   assert.ok(chat.structured_output_request_id);
 });
 
+test("create_chat writes no chat row version after its insert: the new row's fence is current", async () => {
+  const client = await db.pool.connect();
+  try {
+    // The counter also holds the session's earlier transactions until they are reported: compare within this one.
+    const updates = async () => Number((await client.query<{ n: string }>(
+      "select n_tup_upd as n from pg_stat_xact_user_tables where relid = 'chat_public.chats'::regclass")).rows[0]!.n);
+    await client.query("begin");
+    const before = await updates();
+    await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
+    await client.query("select * from chat_public.create_chat(content => $1, response_format => $2)",
+      [text("one version"), structured()]);
+    await client.query("reset role");
+    assert.is(await updates() - before, 0);
+    await client.query("commit");
+  } finally {
+    client.release();
+  }
+});
+
 test("create_chat without an idempotency key remembers nothing; with one it remembers the result", async () => {
   const before = (await db.pool.query("select count(*)::int as n from chat_private.idempotency_keys")).rows[0].n as number;
   await createChat(db, user, "no key");
