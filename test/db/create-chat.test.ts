@@ -11,7 +11,7 @@ import * as assert from "uvu/assert";
 import type pg from "pg";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, createChat, createUser, dynamicTool, editMessage, finishTurn, setStructuredExperiment, structured, text,
+  acquire, chatRowUpdates, createChat, createUser, dynamicTool, editMessage, finishTurn, setStructuredExperiment, structured, text,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
@@ -43,22 +43,9 @@ test("a new chat starts running at snapshot 1 with a current fence and exactly o
 });
 
 test("create_chat writes no chat row version after its insert: the new row's fence is current", async () => {
-  const client = await db.pool.connect();
-  try {
-    // The counter also holds the session's earlier transactions until they are reported: compare within this one.
-    const updates = async () => Number((await client.query<{ n: string }>(
-      "select n_tup_upd as n from pg_stat_xact_user_tables where relid = 'chat_public.chats'::regclass")).rows[0]!.n);
-    await client.query("begin");
-    const before = await updates();
-    await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
-    await client.query("select * from chat_public.create_chat(content => $1, response_format => $2)",
-      [text("one version"), structured()]);
-    await client.query("reset role");
-    assert.is(await updates() - before, 0);
-    await client.query("commit");
-  } finally {
-    client.release();
-  }
+  const { n } = await chatRowUpdates(db, "select * from chat_public.create_chat(content => $1, response_format => $2)",
+    [text("one version"), structured()], { userId: user });
+  assert.is(n, 0);
 });
 
 test("create_chat without an idempotency key remembers nothing; with one it remembers the result", async () => {

@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import pg from "pg";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, chatRow, commitCandidate, commitStep, createChat, createUser, deleteQueued,
+  acquire, assistantText, chatRow, chatRowUpdates, commitCandidate, commitStep, createChat, createUser, deleteQueued,
   type Fence, receipts, sendMessage, setStructuredExperiment, structured,
 } from "../support/chats.ts";
 
@@ -296,29 +296,6 @@ test("a committed transition notifies chatd:chat:<id> with its snapshot_version;
   }
 });
 
-/**
- * How many chat row versions (UPDATEs of chat_public.chats) one call writes: counted inside the transaction, since the
- * session's counter also holds its earlier transactions until they are reported. Returns the call's first row.
- */
-async function chatRowUpdates(sql: string, params: unknown[]) {
-  const client = await db.pool.connect();
-  try {
-    const updates = async () => Number((await client.query<{ n: string }>(
-      "select n_tup_upd as n from pg_stat_xact_user_tables where relid = 'chat_public.chats'::regclass")).rows[0]!.n);
-    await client.query("begin");
-    const before = await updates();
-    const { rows } = await client.query<Record<string, string>>(sql, params);
-    const n = await updates() - before;
-    await client.query("commit");
-    return { n, row: rows[0]! };
-  } catch (error) {
-    await client.query("rollback").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
 const fenceArgs = (fence: Fence) => [fence.chatId, fence.runnerId, fence.historyVersion, fence.generationAttempt];
 
 // A step that inserts history bumps the snapshot and moves the fence in one UPDATE (_fence_history with the bump):
@@ -327,7 +304,7 @@ test("commit_step with history rows writes the chat row once and moves the fence
   const chat = await createChat(db, user, "one version per step");
   const fence = await acquire(db, chat.chat_id);
   const before = await chatRow(db, chat.chat_id);
-  const { n, row } = await chatRowUpdates("select * from chat_private.commit_step($1, $2, $3, $4, $5)",
+  const { n, row } = await chatRowUpdates(db, "select * from chat_private.commit_step($1, $2, $3, $4, $5)",
     [...fenceArgs(fence), JSON.stringify([assistantText("a"), assistantText("b")])]);
   assert.is(n, 1);
   const after = await chatRow(db, chat.chat_id);
@@ -340,7 +317,7 @@ test("commit_step with history rows writes the chat row once and moves the fence
 test("commit_step without history rows bumps the snapshot once and leaves the fence", async () => {
   const chat = await createChat(db, user, "progress only");
   const fence = await acquire(db, chat.chat_id);
-  const { n, row } = await chatRowUpdates("select * from chat_private.commit_step($1, $2, $3, $4, '[]', '{\"steps\": 1}')",
+  const { n, row } = await chatRowUpdates(db, "select * from chat_private.commit_step($1, $2, $3, $4, '[]', '{\"steps\": 1}')",
     fenceArgs(fence));
   assert.is(n, 1);
   assert.equal([row.history_version, row.generation_attempt], [fence.historyVersion, fence.generationAttempt]);
@@ -349,7 +326,7 @@ test("commit_step without history rows bumps the snapshot once and leaves the fe
 test("the fused final commit writes the chat row twice: the step, then the finish", async () => {
   const chat = await createChat(db, user, "fused", structured());
   const fence = await commitCandidate(db, await acquire(db, chat.chat_id), '{"ok": true}');
-  const { n, row } = await chatRowUpdates(
+  const { n, row } = await chatRowUpdates(db,
     "select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, '{}')",
     [...fenceArgs(fence), JSON.stringify([assistantText("done")])]);
   assert.is(n, 2);

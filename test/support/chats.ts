@@ -256,3 +256,32 @@ export async function blockedOnLock(db: TestDatabase, pid: number): Promise<void
   }
   throw new Error(`backend ${pid} never waited on a lock`);
 }
+
+/**
+ * How many chat row versions (UPDATEs of chat_public.chats) one statement writes, counted inside its transaction
+ * (the session's counter also holds its earlier transactions until they are reported). `as` runs it as that user
+ * (chat_user). Commits; returns the statement's first row.
+ */
+export async function chatRowUpdates(db: TestDatabase, sql: string, params: unknown[], as?: { userId: string }):
+  Promise<{ n: number; row: Record<string, string> }> {
+  const client = await db.pool.connect();
+  try {
+    const updates = async () => Number((await client.query<{ n: string }>(
+      "select n_tup_upd as n from pg_stat_xact_user_tables where relid = 'chat_public.chats'::regclass")).rows[0]!.n);
+    await client.query("begin");
+    const before = await updates();
+    if (as) {
+      await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [as.userId]);
+    }
+    const { rows } = await client.query<Record<string, string>>(sql, params);
+    if (as) await client.query("reset role");
+    const n = await updates() - before;
+    await client.query("commit");
+    return { n, row: rows[0]! };
+  } catch (error) {
+    await client.query("rollback").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
