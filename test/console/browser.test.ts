@@ -158,8 +158,10 @@ test("(mock provider) a reload mid-turn shows every row once: none repeated, non
   const { createChat } = await gql<{ createChat: { result: { chatId: string } } }>(
     `mutation($c: JSON!) { createChat(input: {content: $c, modelConfigId: "mock", workspace: "ws"}) { result { chatId } } }`,
     { c: [{ type: "text", text: "two steps please" }] });
-  await openChat(createChat.result.chatId);
+  // Opened once the first step is committed and the second is held, so the page and its reload both find the turn in
+  // the same state (opening while the first step commits is the live-streaming tests' subject, not this one's).
   await reached.promise;
+  await openChat(createChat.result.chatId);
   await transcript().getByText("First step.").waitFor();
   await page.reload();
   await transcript().getByText("First step.").waitFor();
