@@ -1,30 +1,22 @@
-// The console's check of its "Client tools" box, which mirrors chatd's check_dynamic_tools so that a mistake is
-// shown at the field before anything is sent (the browser test shows the server's refusals at the same field).
+// The console's own check of its "Client tools" box: only what it needs to build the request (JSON, an array).
+// The rules for each tool are chatd's (check_dynamic_tools); the browser test shows those refusals at the field.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { parseClientTools } from "../../console/src/client-tools.ts";
 
 const schema = { type: "object" };
-const fields = (text: string) => parseClientTools(text).errors.map((e) => e.field);
 
-test("an empty box declares no tools; a valid array is passed on as written, in either spelling of the schema", () => {
+test("an empty box declares no tools; an array is passed on as written, for chatd to check", () => {
   assert.equal(parseClientTools("  "), { tools: [], errors: [] });
-  const tools = [{ name: "ask_user", description: "ask", inputSchema: schema }, { name: "pick-1", input_schema: schema, plan_safe: true }];
+  const tools = [{ name: "ask_user", description: "ask", inputSchema: schema }, { name: "bad name", input_schema: schema }];
   assert.equal(parseClientTools(JSON.stringify(tools)), { tools, errors: [] });
 });
 
-test("what chatd would refuse is an error at its field, every one of them, and no tools", () => {
-  assert.equal(fields("[{"), ["dynamic_tools"]);
+test("text that is not a JSON array is an error at the field, and no tools", () => {
+  assert.equal(parseClientTools("[{").errors.map((e) => e.field), ["dynamic_tools"]);
   assert.match(parseClientTools("[{").errors[0]!.detail, /^is not JSON/);
-  assert.equal(fields('{"name": "x"}'), ["dynamic_tools"]);
-  assert.equal(fields(JSON.stringify(["x", { name: "bad name", inputSchema: schema }, { name: "ok", description: 1, inputSchema: schema }])),
-    ["dynamic_tools[0]", "dynamic_tools[1].name", "dynamic_tools[2].description"]);
-  assert.equal(fields(JSON.stringify([{ name: "a", inputSchema: schema }, { name: "a", inputSchema: schema }])), ["dynamic_tools[1].name"]);
-  assert.equal(fields(JSON.stringify([{ name: "coder_structured_output", inputSchema: schema }])), ["dynamic_tools[0].name"]);
-  assert.equal(fields(JSON.stringify([{ name: "no_schema" }, { name: "array_schema", inputSchema: [] }])),
-    ["dynamic_tools[0].inputSchema", "dynamic_tools[1].inputSchema"]);
-  assert.equal(fields(JSON.stringify([{ name: "extra", inputSchema: schema, execute: "x" }])), ["dynamic_tools[0]"]);
-  assert.is(parseClientTools(JSON.stringify([{ name: "extra", inputSchema: schema, execute: "x" }])).tools, null);
+  assert.equal(parseClientTools('{"name": "x"}'), { tools: null,
+    errors: [{ field: "dynamic_tools", detail: "must be a JSON array of {name, description, inputSchema}" }] });
 });
 
 test.run();
