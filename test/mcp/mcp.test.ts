@@ -13,6 +13,7 @@ import { mcpToolName } from "../../src/mcp/config.ts";
 import { McpConnectionCache } from "../../src/mcp/connection-cache.ts";
 import { openMcpTools, type McpTools } from "../../src/mcp/tools.ts";
 import { executeTool } from "../../src/tools/index.ts";
+import { processAlive } from "../../src/process-alive.ts";
 
 let db: TestDatabase;
 let user: string;
@@ -37,14 +38,7 @@ async function run(opened: McpTools, name: string, args: object = {}) {
   return executeTool(tool, JSON.stringify(args), { workspacesRoot: "/nonexistent", workspace: null, signal: new AbortController().signal });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const alive = processAlive;
 
 const exited = (pid: number) => waitFor(`process ${pid} to exit`, async () => !alive(pid));
 

@@ -2,10 +2,10 @@
 // tests: every log line is parsed as it arrives, and `waitFor` resolves on the first line that matches (an event,
 // never a sleep), or rejects when the output ends first.
 import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
+import { processAlive } from "../../src/process-alive.ts";
 
 export interface LogLine {
   level?: number;
@@ -76,16 +76,4 @@ export function launch(command: string, args: string[], options: { cwd: string; 
 }
 
 /** Running, not a zombie (an orphan's zombie lingers until whoever adopted it reaps it). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
+export const alive = processAlive;
