@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import pg from "pg";
+import { withParameters } from "../db/connection-string.ts";
 import { projectRoot } from "../db/database.ts";
 
 export const API_ROLE = "chatd_api";
@@ -25,12 +26,12 @@ export function apiPassword(file = defaultPasswordFile()): string {
   return readFileSync(file, "utf8").trim();
 }
 
-/** DATABASE_URL with the user and password replaced by the API role's. */
+/**
+ * DATABASE_URL with the user and password replaced by the API role's: any connection string pg accepts, as
+ * parameters that pg reads before the URL's own user and password (src/db/connection-string.ts).
+ */
 export function withApiRole(databaseUrl: string, password: string | null): string {
-  const url = new URL(databaseUrl);
-  url.username = API_ROLE;
-  url.password = password === null ? "" : encodeURIComponent(password);
-  return url.toString();
+  return withParameters(databaseUrl, { user: API_ROLE, password }, { drop: "userinfo" });
 }
 
 /**

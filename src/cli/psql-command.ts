@@ -3,15 +3,15 @@
 // The password travels in PGPASSWORD, not on the command line, where other users' `ps` would see it.
 import { spawn } from "node:child_process";
 import type { Command } from "commander";
+import { connectionParameter, withParameters } from "../db/connection-string.ts";
 import type { ResolvedDatabase } from "../db/database.ts";
 import { withInterruptsDeferred } from "./lifecycle.ts";
 
-/** The URL without its password, and the password apart (empty when the URL has none). */
+/** The connection string without its password, and the password apart (empty when it has none). */
 export function splitPassword(url: string): { url: string; password: string } {
-  const parsed = new URL(url);
-  const password = decodeURIComponent(parsed.password);
-  parsed.password = "";
-  return { url: parsed.toString(), password };
+  const password = connectionParameter(url, "password") ?? "";
+  if (password === "") return { url, password };
+  return { url: withParameters(url, { password: null }, { drop: "password" }), password };
 }
 
 export function registerPsqlCommand(program: Command, open: () => Promise<ResolvedDatabase>): void {
