@@ -4,13 +4,13 @@ import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { createPool } from "../db/pool.ts";
 import { workerDatabaseUrl } from "../db/run-time-roles.ts";
-import { SchemaAheadError } from "../db/schema-contract.ts";
 import { refuseIncompatibleSchema, reportSchemaStatus } from "../db/schema-gate.ts";
+import { waitForDatabase } from "../db/startup-wait.ts";
 import { format as logFormat, logger } from "../log.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
+import { describeFailure } from "./exit-status.ts";
 import { exitOnSignal, runUntilStopped } from "./lifecycle.ts";
 import { registerSchemaCommand } from "./schema-command.ts";
-import { UserFileError } from "./user-files.ts";
 import { startWorkerChild, WORKER_READY } from "./worker-child.ts";
 
 const program = new Command("chatd").description("Durable agent chat with per-request structured output.");
@@ -24,9 +24,23 @@ function portOption(value: string): number {
 /** The database as the worker connects to it: its schema check then needs no owner's login (migration 0052). */
 const asWorker = (db: ResolvedDatabase): ResolvedDatabase => ({ ...db, url: workerDatabaseUrl(db.url) });
 
+/** Stopped when a command fails: an embedded server must not outlive its command. */
+let opened: ResolvedDatabase | undefined;
+
 async function openDatabase(): Promise<ResolvedDatabase> {
   const db = await resolveDatabase((line) => logger.debug(line));
+  opened = db;
   exitOnSignal(db.stop);
+  return db;
+}
+
+/**
+ * `worker`, `serve` and `start`: the database, once it answers (src/db/startup-wait.ts). Nothing touches it before,
+ * the schema gate included, so a process started before its database waits instead of dying.
+ */
+async function openReachableDatabase(asRole: (db: ResolvedDatabase) => ResolvedDatabase = (db) => db): Promise<ResolvedDatabase> {
+  const db = await openDatabase();
+  await waitForDatabase(asRole(db).url, logger);
   return db;
 }
 
@@ -66,7 +80,7 @@ function announceToken(token: string): void {
 
 /** `chatd start`: migrate, the worker in a supervised child process, the API in this one. */
 async function start(options: ServeOptions & { concurrency: number; metricsPort: number }): Promise<void> {
-  const db = await openDatabase();
+  const db = await openReachableDatabase();
   const stops: (() => Promise<void>)[] = [db.stop];
   // A database behind this build is migrated; one ahead of it (a newer release's) is refused.
   await refuseIncompatibleSchema(db, (message) => logger.error(message), { allowBehind: true });
@@ -91,7 +105,7 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
 
 /** `chatd serve`: the API and the worker in this one process (development; it does not migrate). */
 async function serve(options: ServeOptions): Promise<void> {
-  const db = await openDatabase();
+  const db = await openReachableDatabase(asWorker);
   const stops: (() => Promise<void>)[] = [db.stop];
   await refuseIncompatibleSchema(asWorker(db), (message) => logger.error(message));
   const { startWorker } = await import("../../worker/index.ts");
@@ -114,12 +128,8 @@ program
         process.exitCode = await reportSchemaStatus(db.url, (line) => console.log(line));
         return;
       }
-      const result = await migrate(db.url, (line) => logger.debug(line)).catch((error: unknown) => {
-        if (!(error instanceof SchemaAheadError)) throw error;
-        logger.error(error.message);
-        process.exitCode = error.exitCode;
-      });
-      if (result) console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
+      const result = await migrate(db.url, (line) => logger.debug(line));
+      console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
     } finally {
       await db.stop();
     }
@@ -152,7 +162,7 @@ program
   .option("--metrics-port <port>", "serve Prometheus /metrics on this port", portOption, metricsPortDefault)
   .option("--pool-size <n>", "database connections of the worker in all (default: CHATD_WORKER_POOL_SIZE, else 32)", Number)
   .action(async (options: { concurrency: number; metricsPort: number; poolSize?: number }) => {
-    const db = await openDatabase();
+    const db = await openReachableDatabase(asWorker);
     await refuseIncompatibleSchema(asWorker(db), (message) => logger.error(message));
     const { startWorker } = await import("../../worker/index.ts");
     const worker = await startWorker({ databaseUrl: db.url, logger, concurrency: options.concurrency, metricsPort: options.metricsPort,
@@ -179,9 +189,13 @@ program.hook("preAction", (_program, action) => {
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (!(error instanceof UserFileError)) throw error;
-  process.stderr.write(`chatd: ${error.message}\n`);
-  process.exitCode = 2;
+  // One line and a status per kind of failure (src/cli/exit-status.ts), never a stack trace; the cause at debug.
+  const failure = describeFailure(error);
+  if (longRunning) logger.error({ exit_status: failure.status }, failure.line);
+  else process.stderr.write(`chatd: ${failure.line}\n`);
+  logger.debug({ err: error }, "the failure in full");
+  await opened?.stop().catch(() => undefined);
+  process.exit(failure.status);
 }
 // One-shot commands exit explicitly: an embedded PostgreSQL's exit hook would otherwise turn exitCode into 0.
 if (!longRunning) process.exit(process.exitCode ?? 0);

@@ -10,7 +10,7 @@
 // owner.
 import type pg from "pg";
 
-/** Revokes what PUBLIC still holds (a no-op, needing no privilege, when revoked already); grants the queue. */
+/** Revokes what PUBLIC still holds and grants the queue to chat_worker; writes nothing when all is in place already. */
 export async function hardenDatabase(client: pg.ClientBase): Promise<void> {
   try {
     await client.query(`do $$
@@ -33,11 +33,49 @@ export async function hardenDatabase(client: pg.ClientBase): Promise<void> {
     throw new Error("cannot revoke TEMP on chatd's database or CREATE on schema public from PUBLIC: the DATABASE_URL " +
       "user must own both, or an administrator revokes them once (see docs/security.md)", { cause: error });
   }
-  await client.query(`grant usage on schema graphile_worker to chat_worker;
-    grant select, insert, update, delete on all tables in schema graphile_worker to chat_worker;
-    revoke insert, update, delete on graphile_worker.migrations from chat_worker;
-    grant usage, select, update on all sequences in schema graphile_worker to chat_worker;
-    grant execute on all functions in schema graphile_worker to chat_worker`);
+  // Each grant or revoke runs only where the catalog differs from what it states: a GRANT that changes nothing still
+  // writes a new row version of the object's catalog row, which invalidates every session's cached plans for it
+  // (on every `chatd migrate`, every `chatd start`). PUBLIC loses EXECUTE on Graphile Worker's functions: a fresh
+  // install creates them after migration 0030 took that default away, a database upgraded from before 0030 has
+  // them from earlier; either way only chat_worker and the owner may call them.
+  await client.query(`do $$
+  declare
+    v_object record;
+  begin
+    if not has_schema_privilege('chat_worker', 'graphile_worker', 'USAGE') then
+      grant usage on schema graphile_worker to chat_worker;
+    end if;
+    for v_object in select c.oid::regclass as name, c.relname = 'migrations' as migrations from pg_catalog.pg_class c
+                    where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind in ('r', 'p', 'v') loop
+      if not (has_table_privilege('chat_worker', v_object.name, 'SELECT') and (v_object.migrations or (
+              has_table_privilege('chat_worker', v_object.name, 'INSERT') and has_table_privilege('chat_worker', v_object.name, 'UPDATE')
+              and has_table_privilege('chat_worker', v_object.name, 'DELETE')))) then
+        execute pg_catalog.format('grant select, insert, update, delete on %s to chat_worker', v_object.name);
+      end if;
+      if v_object.migrations and (has_table_privilege('chat_worker', v_object.name, 'INSERT')
+          or has_table_privilege('chat_worker', v_object.name, 'UPDATE') or has_table_privilege('chat_worker', v_object.name, 'DELETE')) then
+        execute pg_catalog.format('revoke insert, update, delete on %s from chat_worker', v_object.name);
+      end if;
+    end loop;
+    for v_object in select c.oid::regclass as name from pg_catalog.pg_class c
+                    where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind = 'S'
+                      and not (has_sequence_privilege('chat_worker', c.oid, 'USAGE') and has_sequence_privilege('chat_worker', c.oid, 'SELECT')
+                               and has_sequence_privilege('chat_worker', c.oid, 'UPDATE')) loop
+      execute pg_catalog.format('grant usage, select, update on sequence %s to chat_worker', v_object.name);
+    end loop;
+    for v_object in select p.oid::regprocedure as name,
+                           not has_function_privilege('chat_worker', p.oid, 'EXECUTE') as grant_worker,
+                           exists (select from pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
+                                   where a.grantee = 0) as public_executes
+                    from pg_catalog.pg_proc p where p.pronamespace = 'graphile_worker'::regnamespace loop
+      if v_object.grant_worker then
+        execute pg_catalog.format('grant execute on function %s to chat_worker', v_object.name);
+      end if;
+      if v_object.public_executes then
+        execute pg_catalog.format('revoke execute on function %s from public', v_object.name);
+      end if;
+    end loop;
+  end $$`);
   // Graphile Worker enables row-level security on its private tables with no policy (only their owner may use
   // them); chat_worker gets one policy per such table. Created only where missing: CREATE POLICY locks the table
   // (the job queue, which running workers use) in ACCESS EXCLUSIVE mode.

@@ -1,6 +1,9 @@
-// `chatd migrate`: versioned DDL through node-pg-migrate, then the repeatable `sql/` definitions that changed, all
-// under one advisory lock so that several processes starting at once apply everything exactly once. Every lock the
-// run waits for is bounded on the server (lock_timeout), so a deploy stuck behind a long transaction gives up and
+// `chatd migrate`: Graphile Worker's own schema migrations (which chatd does not control, and which the running
+// release works with), then in ONE transaction chatd's versioned migrations (node-pg-migrate), the repeatable sql/
+// definitions that changed, the database-level hardening and the schema contract: either the new release's schema
+// commits whole, or nothing of it does and the previous release keeps working on what it had. All of it runs under
+// one advisory lock so that several processes starting at once apply everything exactly once. Every lock the run
+// waits for is bounded on the server (lock_timeout), so a deploy stuck behind a long transaction gives up and
 // retries instead of queueing clients behind it, and stops waiting even when its own process is gone.
 import pg from "pg";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
@@ -33,6 +36,16 @@ const defaults: Required<MigrateOptions> = { lockTimeoutMs: 2000, statementTimeo
 
 const quietLogger = new Logger(() => () => {});
 
+/** A lock wait timed out on every try: another transaction held what the migration needs; nothing was applied. */
+export class LockTimeoutError extends Error {
+  /** lock_not_available, the SQLSTATE of the last try. */
+  readonly code = "55P03";
+  constructor(attempts: number, lockTimeoutMs: number, cause: unknown) {
+    super(`gave up after ${attempts} tries: another transaction held a lock the migration needs for longer than ` +
+      `lock_timeout (${lockTimeoutMs} ms); nothing was applied, run \`chatd migrate\` again once it ends`, { cause });
+  }
+}
+
 /** The SQLSTATE of a failed statement, also through the error naming its sql/ file (as its cause). */
 function sqlState(error: unknown): string | undefined {
   const { code, cause } = (error ?? {}) as { code?: unknown; cause?: unknown };
@@ -47,7 +60,8 @@ async function withRetry<T>(options: Required<MigrateOptions>, log: (line: strin
       return await fn();
     } catch (error) {
       const code = sqlState(error);
-      if (code === undefined || !RETRYABLE.has(code) || attempt >= options.attempts) throw error;
+      if (code === undefined || !RETRYABLE.has(code)) throw error;
+      if (attempt >= options.attempts) throw code === "55P03" ? new LockTimeoutError(attempt, options.lockTimeoutMs, error) : error;
       log(`${what}: ${code === "55P03" ? "lock wait timed out" : "deadlock"}; retrying (attempt ${attempt + 1} of ${options.attempts})`);
       await new Promise((resolve) => setTimeout(resolve, attempt * options.retryDelayMs));
     }
@@ -65,67 +79,97 @@ async function configureSession(client: pg.ClientBase, options: Required<Migrate
     [`${options.lockTimeoutMs}ms`, `${options.statementTimeoutMs}ms`]);
 }
 
+/**
+ * node-pg-migrate's runner wraps its migrations in BEGIN ... COMMIT; inside migrate()'s own transaction those are
+ * left out (its ROLLBACK too: migrate() rolls back). A migration that would break the transaction is refused.
+ */
+function inOpenTransaction(client: pg.ClientBase): Pick<pg.ClientBase, "query"> {
+  return {
+    query: ((text: unknown, values?: unknown) => {
+      if (text === "BEGIN" || text === "COMMIT" || text === "ROLLBACK") return Promise.resolve({ rows: [], rowCount: null });
+      if (text === "BEGIN;" || text === "COMMIT;") {
+        return Promise.reject(new Error("a migration that cannot run in a transaction: chatd's migrations commit as one"));
+      }
+      return client.query(text as string, values as unknown[]);
+    }) as pg.ClientBase["query"],
+  };
+}
+
+/** Runs the pending migrations in the caller's open transaction; an error names the migration that failed. */
+async function applyMigrations(client: pg.ClientBase): Promise<string[]> {
+  // Loaded only when there is work for it: most runs have none, and it is the largest import of the command.
+  const { runner } = await import("node-pg-migrate");
+  let current = "";
+  try {
+    const applied = await runner({
+      dbClient: inOpenTransaction(client) as pg.ClientBase,
+      dir: MIGRATIONS_DIR,
+      migrationsTable: "pgmigrations",
+      migrationsSchema: "chatd_meta",
+      direction: "up",
+      count: Infinity,
+      checkOrder: true,
+      singleTransaction: true,
+      noLock: true,
+      log: (line: string) => {
+        current = /### MIGRATION (\S+) \(UP\) ###/.exec(line)?.[1] ?? current;
+      },
+    });
+    return applied.map((migration) => migration.name);
+  } catch (error) {
+    throw current === "" ? error
+      : new Error(`migrations/${current}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
 export async function migrate(databaseUrl: string, log: (line: string) => void = () => {},
   migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
   const options = { ...defaults, ...migrateOptions };
   const client = new pg.Client({ connectionString: databaseUrl, application_name: "chatd migrate" });
+  // A connection lost between statements fails the next one; without a listener it would end the process.
+  client.on("error", () => undefined);
   await client.connect();
   try {
     // The advisory lock only ever waits for another `chatd migrate`, which blocks no client: no lock_timeout yet.
     await client.query("set client_min_messages = warning");
     await client.query("select pg_advisory_lock($1)", [MIGRATE_LOCK_KEY]);
     await configureSession(client, options);
-    await client.query("create schema if not exists chatd_meta");
-    await client.query(`create table if not exists chatd_meta.repeatable_sql (
-      name text primary key, sha256 text not null, applied_at timestamptz not null default now())`);
 
     const target = targetContract();
-    const recorded = await readContract(client);
-    if (recorded.unknownMigrations.length > 0) throw new SchemaAheadError(recorded.unknownMigrations);
-
-    let migrationsApplied: string[] = [];
-    if (recorded.pendingMigrations.length > 0) {
-      // Loaded only when there is work for it: most runs have none, and it is the largest import of the command.
-      const { runner } = await import("node-pg-migrate");
-      const applied = await withRetry(options, log, "migrations", () => runner({
-        dbClient: client,
-        dir: MIGRATIONS_DIR,
-        migrationsTable: "pgmigrations",
-        migrationsSchema: "chatd_meta",
-        direction: "up",
-        count: Infinity,
-        checkOrder: true,
-        singleTransaction: true,
-        noLock: true,
-        log: () => {},
-      }));
-      migrationsApplied = applied.map((migration) => migration.name);
-      for (const name of migrationsApplied) log(`applied migration ${name}`);
-    }
-    // The queue's own schema: the repeatable definitions call graphile_worker.add_job.
+    const before = await withRetry(options, log, "migrate", () => readContract(client));
+    if (before.unknownMigrations.length > 0) throw new SchemaAheadError(before.unknownMigrations);
+    // The queue's own schema, in its own transaction (Graphile Worker's migrations are its own): the sql/
+    // definitions call graphile_worker.add_job. Its migrations keep the functions the running release calls.
     await runWorkerMigrations({ connectionString: databaseUrl, logger: quietLogger });
 
     const files = readSqlFiles();
-    const toApply = filesToApply(files, await recordedChecksums(client), migrationsApplied.length > 0);
-    const contractChanged = recorded.migration !== target.migration || recorded.sqlSha256 !== target.sqlSha256;
-    if (toApply.length > 0 || contractChanged) {
-      await withRetry(options, log, "sql/", async () => {
-        await client.query("begin");
-        try {
-          await applyFiles(client, toApply, files);
+    const result = await withRetry(options, log, "migrate", async () => {
+      await client.query("begin");
+      try {
+        await client.query("create schema if not exists chatd_meta");
+        await client.query(`create table if not exists chatd_meta.repeatable_sql (
+          name text primary key, sha256 text not null, applied_at timestamptz not null default now())`);
+        const recorded = await readContract(client);
+        if (recorded.unknownMigrations.length > 0) throw new SchemaAheadError(recorded.unknownMigrations);
+        const migrationsApplied = recorded.pendingMigrations.length > 0 ? await applyMigrations(client) : [];
+        const toApply = filesToApply(files, await recordedChecksums(client), migrationsApplied.length > 0);
+        await applyFiles(client, toApply, files);
+        if (recorded.migration !== target.migration || recorded.sqlSha256 !== target.sqlSha256) {
           await writeContract(client, target);
-          await client.query("commit");
-        } catch (error) {
-          await client.query("rollback");
-          throw error;
         }
-      });
-    }
-    if (toApply.length > 0) log(`applied ${toApply.length} repeatable sql/ files`);
-    await hardenDatabase(client);
-    return { migrationsApplied, sqlFilesApplied: toApply.map((file) => file.name) };
+        await hardenDatabase(client);
+        await client.query("commit");
+        return { migrationsApplied, sqlFilesApplied: toApply.map((file) => file.name) };
+      } catch (error) {
+        await client.query("rollback").catch(() => undefined);
+        throw error;
+      }
+    });
+    for (const name of result.migrationsApplied) log(`applied migration ${name}`);
+    if (result.sqlFilesApplied.length > 0) log(`applied ${result.sqlFilesApplied.length} repeatable sql/ files`);
+    return result;
   } finally {
     await client.query("select pg_advisory_unlock_all()").catch(() => {});
-    await client.end();
+    await client.end().catch(() => {});
   }
 }

@@ -3,11 +3,11 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { projectRoot } from "../../src/db/database.ts";
 
-/** With timeoutMs, a command still running then is killed (SIGKILL) and reported with code -1. */
-export function runChatd(args: string[], databaseUrl: string, timeoutMs?: number): Promise<{ code: number; out: string }> {
+/** With timeoutMs, a command still running then is killed (SIGKILL) and reported with code -1; `env` adds variables. */
+export function runChatd(args: string[], databaseUrl: string, timeoutMs?: number, env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, CHATD_LOG_LEVEL: "warn" },
+      env: { ...process.env, DATABASE_URL: databaseUrl, CHATD_LOG_LEVEL: "warn", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
