@@ -35,40 +35,49 @@ export async function hardenDatabase(client: pg.ClientBase): Promise<void> {
   }
   // Each grant or revoke runs only where the catalog differs from what it states: a GRANT that changes nothing still
   // writes a new row version of the object's catalog row, which invalidates every session's cached plans for it
-  // (on every `chatd migrate`, every `chatd start`). PUBLIC loses EXECUTE on Graphile Worker's functions: a fresh
-  // install creates them after migration 0030 took that default away, a database upgraded from before 0030 has
-  // them from earlier; either way only chat_worker and the owner may call them.
+  // (on every `chatd migrate`, every `chatd start`). PUBLIC loses EXECUTE on Graphile Worker's functions, which
+  // its migrations create with it (they run before chatd's, whose 0030 takes that default away for later ones;
+  // a database from before 0030 has them with it too): only chat_worker and the owner may call them.
+  // Privileges are read from the ACLs themselves (aclexplode), not as has_*_privilege() sees them: those count
+  // what PUBLIC holds, which the same block takes away.
   await client.query(`do $$
   declare
+    v_worker oid := 'chat_worker'::regrole;
     v_object record;
   begin
-    if not has_schema_privilege('chat_worker', 'graphile_worker', 'USAGE') then
+    if not exists (select from pg_catalog.pg_namespace n, pg_catalog.aclexplode(coalesce(n.nspacl, pg_catalog.acldefault('n', n.nspowner))) a
+                   where n.nspname = 'graphile_worker' and a.grantee = v_worker and a.privilege_type = 'USAGE') then
       grant usage on schema graphile_worker to chat_worker;
     end if;
-    for v_object in select c.oid::regclass as name, c.relname = 'migrations' as migrations from pg_catalog.pg_class c
-                    where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind in ('r', 'p', 'v') loop
-      if not (has_table_privilege('chat_worker', v_object.name, 'SELECT') and (v_object.migrations or (
-              has_table_privilege('chat_worker', v_object.name, 'INSERT') and has_table_privilege('chat_worker', v_object.name, 'UPDATE')
-              and has_table_privilege('chat_worker', v_object.name, 'DELETE')))) then
+    for v_object in
+      select c.oid::regclass as name, c.relkind, c.relname = 'migrations' as read_only,
+             coalesce(array_agg(a.privilege_type::text order by a.privilege_type) filter (where a.grantee = v_worker), '{}') as held
+      from pg_catalog.pg_class c, pg_catalog.aclexplode(coalesce(c.relacl, pg_catalog.acldefault((case c.relkind when 'S' then 's' else 'r' end)::"char", c.relowner))) a
+      where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind in ('r', 'p', 'v', 'S')
+      group by c.oid, c.relkind, c.relname
+    loop
+      if v_object.relkind = 'S' then
+        if not v_object.held @> '{SELECT, UPDATE, USAGE}' then
+          execute pg_catalog.format('grant usage, select, update on sequence %s to chat_worker', v_object.name);
+        end if;
+      elsif v_object.read_only then
+        if not v_object.held @> '{SELECT}' then
+          execute pg_catalog.format('grant select on %s to chat_worker', v_object.name);
+        end if;
+        if v_object.held && '{INSERT, UPDATE, DELETE}' then
+          execute pg_catalog.format('revoke insert, update, delete on %s from chat_worker', v_object.name);
+        end if;
+      elsif not v_object.held @> '{DELETE, INSERT, SELECT, UPDATE}' then
         execute pg_catalog.format('grant select, insert, update, delete on %s to chat_worker', v_object.name);
       end if;
-      if v_object.migrations and (has_table_privilege('chat_worker', v_object.name, 'INSERT')
-          or has_table_privilege('chat_worker', v_object.name, 'UPDATE') or has_table_privilege('chat_worker', v_object.name, 'DELETE')) then
-        execute pg_catalog.format('revoke insert, update, delete on %s from chat_worker', v_object.name);
-      end if;
     end loop;
-    for v_object in select c.oid::regclass as name from pg_catalog.pg_class c
-                    where c.relnamespace = 'graphile_worker'::regnamespace and c.relkind = 'S'
-                      and not (has_sequence_privilege('chat_worker', c.oid, 'USAGE') and has_sequence_privilege('chat_worker', c.oid, 'SELECT')
-                               and has_sequence_privilege('chat_worker', c.oid, 'UPDATE')) loop
-      execute pg_catalog.format('grant usage, select, update on sequence %s to chat_worker', v_object.name);
-    end loop;
-    for v_object in select p.oid::regprocedure as name,
-                           not has_function_privilege('chat_worker', p.oid, 'EXECUTE') as grant_worker,
-                           exists (select from pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
-                                   where a.grantee = 0) as public_executes
-                    from pg_catalog.pg_proc p where p.pronamespace = 'graphile_worker'::regnamespace loop
-      if v_object.grant_worker then
+    for v_object in
+      select p.oid::regprocedure as name, bool_or(a.grantee = v_worker) as worker_executes, bool_or(a.grantee = 0) as public_executes
+      from pg_catalog.pg_proc p, pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a
+      where p.pronamespace = 'graphile_worker'::regnamespace
+      group by p.oid
+    loop
+      if not v_object.worker_executes then
         execute pg_catalog.format('grant execute on function %s to chat_worker', v_object.name);
       end if;
       if v_object.public_executes then

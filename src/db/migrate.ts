@@ -8,7 +8,7 @@
 import pg from "pg";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
 import { hardenDatabase } from "./database-hardening.ts";
-import { applyFiles, filesToApply, readSqlFiles, recordedChecksums } from "./repeatable.ts";
+import { applyStatements, changedObjects, objectFingerprints, readSqlFiles, recordedStatements, statementsOf, statementsToApply } from "./repeatable.ts";
 import { MIGRATIONS_DIR, readContract, SchemaAheadError, targetContract, writeContract } from "./schema-contract.ts";
 
 /** Arbitrary constant shared by every chatd process; distinct from node-pg-migrate's own lock value. */
@@ -18,8 +18,10 @@ const RETRYABLE = new Set(["55P03", "40P01"]);
 
 export interface MigrateResult {
   migrationsApplied: string[];
-  /** Repeatable files re-applied: the changed ones and those after them, or all of them after a migration. */
+  /** Repeatable files with a statement applied (src/db/repeatable.ts says which statements a run applies). */
   sqlFilesApplied: string[];
+  /** How many statements of the sql/ files were applied. */
+  sqlStatementsApplied: number;
 }
 
 export interface MigrateOptions {
@@ -143,6 +145,7 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
     await runWorkerMigrations({ connectionString: databaseUrl, logger: quietLogger });
 
     const files = readSqlFiles();
+    const statements = statementsOf(files);
     const result = await withRetry(options, log, "migrate", async () => {
       await client.query("begin");
       try {
@@ -151,22 +154,30 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
           name text primary key, sha256 text not null, applied_at timestamptz not null default now())`);
         const recorded = await readContract(client);
         if (recorded.unknownMigrations.length > 0) throw new SchemaAheadError(recorded.unknownMigrations);
-        const migrationsApplied = recorded.pendingMigrations.length > 0 ? await applyMigrations(client) : [];
-        const toApply = filesToApply(files, await recordedChecksums(client), migrationsApplied.length > 0);
-        await applyFiles(client, toApply, files);
+        // What the migrations of this run change, the sql/ statements defining it apply again (a migration may
+        // drop, rename or stub what a file defines).
+        const pending = recorded.pendingMigrations.length > 0;
+        const fingerprintsBefore = pending ? await objectFingerprints(client) : new Map<string, string>();
+        const migrationsApplied = pending ? await applyMigrations(client) : [];
+        const touched = pending ? changedObjects(fingerprintsBefore, await objectFingerprints(client)) : new Set<string>();
+        const checksums = await recordedStatements(client);
+        const toApply = statementsToApply(statements, checksums, touched, migrationsApplied.length > 0);
+        const sqlFilesApplied = await applyStatements(client, toApply, files, statements, checksums);
         if (recorded.migration !== target.migration || recorded.sqlSha256 !== target.sqlSha256) {
           await writeContract(client, target);
         }
         await hardenDatabase(client);
         await client.query("commit");
-        return { migrationsApplied, sqlFilesApplied: toApply.map((file) => file.name) };
+        return { migrationsApplied, sqlFilesApplied, sqlStatementsApplied: toApply.length };
       } catch (error) {
         await client.query("rollback").catch(() => undefined);
         throw error;
       }
     });
     for (const name of result.migrationsApplied) log(`applied migration ${name}`);
-    if (result.sqlFilesApplied.length > 0) log(`applied ${result.sqlFilesApplied.length} repeatable sql/ files`);
+    if (result.sqlStatementsApplied > 0) {
+      log(`applied ${result.sqlStatementsApplied} statements of ${result.sqlFilesApplied.length} repeatable sql/ files`);
+    }
     return result;
   } finally {
     await client.query("select pg_advisory_unlock_all()").catch(() => {});

@@ -6,7 +6,7 @@ import { readdirSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "./database.ts";
-import { filesToApply, layerSha256, readSqlFiles, recordedChecksums, tableExists } from "./repeatable.ts";
+import { layerSha256, readSqlFiles, recordedStatements, statementsOf, statementsToApply, tableExists } from "./repeatable.ts";
 
 export const MIGRATIONS_DIR = join(projectRoot, "migrations");
 
@@ -79,7 +79,7 @@ export interface SchemaStatus {
   /** What is wrong and what to do, for a person; empty when current. */
   message: string;
   pendingMigrations: string[];
-  /** sql/ files a `chatd migrate` of this build would re-apply. */
+  /** sql/ files a `chatd migrate` of this build would apply statements of. */
   pendingSqlFiles: string[];
 }
 
@@ -90,13 +90,14 @@ export function exitCodeOf(status: SchemaStatus): number {
 /** Reads only: takes no lock and writes nothing. */
 export async function schemaStatus(databaseUrl: string): Promise<SchemaStatus> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: "chatd schema check" });
+  client.on("error", () => undefined); // a lost connection fails the next query instead
   await client.connect();
   try {
     const target = targetContract();
     const recorded = await readContract(client);
-    const files = readSqlFiles();
-    const pendingSqlFiles = filesToApply(files, await recordedChecksums(client), recorded.pendingMigrations.length > 0)
-      .map((file) => file.name);
+    // Without the migrations' changes, which only a run knows: the statements whose text the database lacks.
+    const pendingSqlFiles = [...new Set(statementsToApply(statementsOf(readSqlFiles()), await recordedStatements(client),
+      new Set(), recorded.pendingMigrations.length > 0).map((statement) => statement.file))];
     const base = { pendingMigrations: recorded.pendingMigrations, pendingSqlFiles };
     if (recorded.unknownMigrations.length > 0) {
       return { ...base, state: "ahead", message: new SchemaAheadError(recorded.unknownMigrations).message };

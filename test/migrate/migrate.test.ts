@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import pg from "pg";
 import { withDatabase } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
-import { filesToApply, type SqlFile } from "../../src/db/repeatable.ts";
+import { classify, readSqlFiles, splitStatements, statementsOf, statementsToApply, type SqlStatement } from "../../src/db/repeatable.ts";
 import { runChatd } from "../support/cli.ts";
 
 const admin = () => {
@@ -39,7 +39,7 @@ test("migrate twice: the second run applies nothing", async () => {
   assert.ok(first.migrationsApplied.length >= 2, "first run applies the versioned migrations");
   assert.ok(first.sqlFilesApplied.length >= 8, "first run applies the repeatable sql/ files");
   const second = await migrate(url);
-  assert.equal(second, { migrationsApplied: [], sqlFilesApplied: [] });
+  assert.equal(second, { migrationsApplied: [], sqlFilesApplied: [], sqlStatementsApplied: 0 });
 });
 
 test("migrate from two processes at once: both succeed and everything is applied exactly once", async () => {
@@ -59,28 +59,39 @@ test("migrate from two processes at once: both succeed and everything is applied
   assert.ok(Number(rules.rows[0]!.n) > 0, "the repeatable files ran");
 });
 
-test("a changed sql/ checksum re-applies the repeatable files", async () => {
+test("a sql/ statement the database lacks is applied, with its comment and grant, and nothing else", async () => {
   const url = await emptyDatabase();
   await migrate(url);
+  const changed = statementsOf(readSqlFiles()).find((s) => s.role === "define" && s.object === "function chat_private.turn_state")!;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  await client.query("update chatd_meta.repeatable_sql set sha256 = 'stale' where name = '010_helpers.sql'");
+  await client.query("delete from chatd_meta.repeatable_statements where file = $1 and sha256 = $2", [changed.file, changed.sha256]);
   await client.end();
   const again = await migrate(url);
-  assert.equal(again.migrationsApplied, []);
-  assert.ok(again.sqlFilesApplied.includes("010_helpers.sql"));
+  assert.equal([again.migrationsApplied, again.sqlFilesApplied, again.sqlStatementsApplied], [[], ["130_turn_state.sql"], 3]);
+  assert.equal(await migrate(url), { migrationsApplied: [], sqlFilesApplied: [], sqlStatementsApplied: 0 }, "recorded again");
 });
 
-test("a run re-applies a changed file and the files after it, all of them after a migration, none when unchanged", () => {
-  const files: SqlFile[] = ["010_a.sql", "020_b.sql", "030_c.sql"].map((name) => ({ name, text: "", sha256: name }));
-  const recorded = (changed: string[]) => new Map(files.map((file) => [file.name, changed.includes(file.name) ? "old" : file.sha256]));
-  const names = (list: SqlFile[]) => list.map((file) => file.name);
-  assert.equal(names(filesToApply(files, recorded([]), false)), []);
-  assert.equal(names(filesToApply(files, recorded(["030_c.sql"]), false)), ["030_c.sql"]);
-  assert.equal(names(filesToApply(files, recorded(["020_b.sql"]), false)), ["020_b.sql", "030_c.sql"]);
-  assert.equal(names(filesToApply(files, recorded([]), true)), ["010_a.sql", "020_b.sql", "030_c.sql"]);
-  const withoutLast = new Map([...recorded([])].filter(([name]) => name !== "030_c.sql"));
-  assert.equal(names(filesToApply(files, withoutLast, false)), ["030_c.sql"], "a new file");
+test("which statements a run applies: new text, what a migration changed, and what builds on them", () => {
+  const files = {
+    "010_a.sql": "create or replace function s.f() returns int as $$ select 1; $$ language sql;\n" +
+      "comment on function s.f() is 'f; not the end';\nselect chat_private.grant_execute('s.f()', '{r}');\n" +
+      "create or replace view s.v as select 1 as one;\ncomment on view s.v is 'v';\n",
+    "020_b.sql": "comment on function s.f() is E'f\\'s tag';\ndo $$ begin perform 1; end $$;\n",
+  };
+  const statements: SqlStatement[] = Object.entries(files).flatMap(([file, text]) => splitStatements(text).map((s) => classify(file, s)));
+  assert.equal(statements.map((s) => [s.role, s.object]), [
+    ["define", "function s.f"], ["attach", "function s.f"], ["attach", "function s.f"], ["define", "relation s.v"],
+    ["attach", "relation s.v"], ["attach", "function s.f"], ["other", `statement ${statements[6]!.sha256}`]]);
+  const all = new Map(Object.keys(files).map((file) => [file, new Set(statements.filter((s) => s.file === file).map((s) => s.sha256))]));
+  const without = (index: number) => new Map([...all].map(([file, shas]) => [file, new Set([...shas].filter((sha) => sha !== statements[index]!.sha256))]));
+  const applied = (recorded: Map<string, Set<string>>, touched: string[] = [], afterMigration = false) =>
+    statementsToApply(statements, recorded, new Set(touched), afterMigration).map((s) => statements.indexOf(s));
+  assert.equal(applied(all), [], "nothing new: nothing");
+  assert.equal(applied(without(0)), [0, 1, 2, 5, 6], "a changed function: it, its comment and grant, the later comment, what follows");
+  assert.equal(applied(without(4)), [4, 6], "a changed comment on the view: not the view");
+  assert.equal(applied(all, ["relation s.v"], true), [3, 4, 6], "a view a migration changed, and the statements after a migration");
+  assert.equal(applied(new Map()), [0, 1, 2, 3, 4, 5, 6], "a database that never recorded statements: all");
 });
 
 test("an up-to-date database: migrate applies nothing and leaves the recorded contract as it was", async () => {
@@ -90,7 +101,7 @@ test("an up-to-date database: migrate applies nothing and leaves the recorded co
   await client.connect();
   const contract = async () => (await client.query("select migration, sql_sha256, migrated_at from chatd_meta.schema_contract")).rows;
   const before = await contract();
-  assert.equal(await migrate(url), { migrationsApplied: [], sqlFilesApplied: [] });
+  assert.equal(await migrate(url), { migrationsApplied: [], sqlFilesApplied: [], sqlStatementsApplied: 0 });
   assert.equal(await contract(), before);
   await client.end();
 });
