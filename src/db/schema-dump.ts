@@ -34,9 +34,11 @@ export function normalizeDump(raw: string): string {
   }).join("\n\n") + "\n";
 }
 
-export async function dumpSchema(databaseUrl: string): Promise<string> {
+/** chatd's schemas; with `wholeDatabase`, every schema of the database (Graphile Worker's, chatd_meta, public). */
+export async function dumpSchema(databaseUrl: string, options: { wholeDatabase?: boolean } = {}): Promise<string> {
+  const schemas = options.wholeDatabase === true ? [] : ["--schema=chat_public", "--schema=chat_private"];
   const { stdout } = await run(pgDumpPath(), ["--schema-only", "--no-owner", "--no-tablespaces",
-    "--schema=chat_public", "--schema=chat_private", `--dbname=${databaseUrl}`], { maxBuffer: 64 * 1024 * 1024 });
+    ...schemas, `--dbname=${databaseUrl}`], { maxBuffer: 64 * 1024 * 1024 });
   return normalizeDump(stdout);
 }
 

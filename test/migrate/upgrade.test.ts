@@ -24,9 +24,15 @@ test(`the database of release ${RELEASE}, with its data, migrated to this build:
   assert.ok(result.migrationsApplied.includes("0008_stateful_objects_from_sql"), "the new migrations ran");
   const fresh = await createTestDatabase();
   databases.push(fresh);
-  const diff = diffDumps(await dumpSchema(upgraded.url), await dumpSchema(fresh.url));
-  console.log(`upgraded vs fresh schema dump: ${diff.length} differing lines`);
+  // The whole database: Graphile Worker's schema and chatd_meta too, with every grant (pg_dump's ACL entries).
+  const diff = diffDumps(await dumpSchema(upgraded.url, { wholeDatabase: true }), await dumpSchema(fresh.url, { wholeDatabase: true }));
+  console.log(`upgraded vs fresh whole-database dump: ${diff.length} differing lines`);
   assert.equal(diff, []);
+  const publicExecutes = async (db: TestDatabase) => (await db.pool.query<{ f: string }>(`select p.oid::regprocedure::text as f
+    from pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+    where p.pronamespace = 'graphile_worker'::regnamespace and a.grantee = 0 order by 1`)).rows.map((row) => row.f);
+  assert.equal(await publicExecutes(upgraded), [], "PUBLIC executes no Graphile Worker function after an upgrade");
+  assert.equal(await publicExecutes(fresh), [], "nor on a fresh install");
   assert.equal(await chatdOverloads(upgraded.pool), []);
   for (const table of ["chat_private.transition_rules", "chat_private.settings", "chat_private.experiments"]) {
     const rows = async (db: TestDatabase) => (await db.pool.query(
