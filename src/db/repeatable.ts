@@ -45,39 +45,22 @@ export function layerSha256(files: { name: string; sha256: string }[]): string {
 }
 
 /**
- * The top-level statements of a file, each without the comment lines before it: semicolons inside quotes,
+ * The top-level statements of a file, each without the comments before it: semicolons inside quotes,
  * quoted identifiers, dollar-quoted bodies and comments do not end a statement.
  */
 export function splitStatements(text: string): string[] {
+  // One token at a time (sticky): a comment, a quoted string or identifier, a dollar-quoted body, a semicolon, or
+  // a run of anything else. E'' strings escape with a backslash; a doubled quote is two adjacent quoted runs.
+  const token = /--[^\n]*|\/\*[\s\S]*?\*\/|(?<![\w$])[eE]'(?:[^'\\]|\\[\s\S])*'|'[^']*'|"[^"]*"|(\$[A-Za-z_]*\$)[\s\S]*?\1|;|[^-/'"$;eE]+|[\s\S]/y;
   const statements: string[] = [];
   let start = 0;
-  let i = 0;
-  const skipTo = (end: string, from: number) => {
-    const at = text.indexOf(end, from);
-    return at < 0 ? text.length : at + end.length;
-  };
-  while (i < text.length) {
-    const rest = text.slice(i, i + 2);
-    const char = text[i]!;
-    if (rest === "--") i = skipTo("\n", i);
-    else if (rest === "/*") i = skipTo("*/", i + 2);
-    else if (char === "'" || char === '"') {
-      // A doubled quote inside is two adjacent quoted runs; E'' strings escape with a backslash.
-      const escaped = char === "'" && /[eE]$/.test(text.slice(Math.max(0, i - 1), i)) && !/\w/.test(text[i - 2] ?? "");
-      let j = i + 1;
-      while (j < text.length && text[j] !== char) j += escaped && text[j] === "\\" ? 2 : 1;
-      i = j + 1;
-    } else if (char === "$" && /^\$[A-Za-z_]*\$/.test(text.slice(i))) {
-      const tag = /^\$[A-Za-z_]*\$/.exec(text.slice(i))![0];
-      i = skipTo(tag, i + tag.length);
-    } else if (char === ";") {
-      statements.push(text.slice(start, i + 1));
-      i += 1;
-      start = i;
-    } else i += 1;
+  for (let match = token.exec(text); match != null && match[0] !== ""; match = token.exec(text)) {
+    if (match[0] !== ";") continue;
+    statements.push(text.slice(start, token.lastIndex));
+    start = token.lastIndex;
   }
   statements.push(text.slice(start));
-  return statements.map((statement) => statement.replace(/^(\s*--[^\n]*\n|\s+)*/, "").trim()).filter((s) => s !== "" && s !== ";");
+  return statements.map((statement) => statement.replace(/^(?:\s*(?:--[^\n]*\n|\/\*[\s\S]*?\*\/))*\s*/, "").trim()).filter((s) => s !== "" && s !== ";");
 }
 
 const NAME = String.raw`([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)`;

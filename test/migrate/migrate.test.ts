@@ -72,6 +72,17 @@ test("a sql/ statement the database lacks is applied, with its comment and grant
   assert.equal(await migrate(url), { migrationsApplied: [], sqlFilesApplied: [], sqlStatementsApplied: 0 }, "recorded again");
 });
 
+test("splitStatements: semicolons in strings, identifiers, dollar-quoted bodies and comments do not end a statement", () => {
+  const text = "-- heading; not a statement\nselect 'a;b', E'c\\';d', \"e;f\";\n" +
+    "create function s.g() returns int as $body$ select 1; $$ not the end $$; $body$ language sql;\n" +
+    "/* x; y */ comment on function s.g() is 'it''s; fine';\n-- trailing comment\n";
+  assert.equal(splitStatements(text), [
+    "select 'a;b', E'c\\';d', \"e;f\";",
+    "create function s.g() returns int as $body$ select 1; $$ not the end $$; $body$ language sql;",
+    "comment on function s.g() is 'it''s; fine';",
+  ]);
+});
+
 test("which statements a run applies: new text, what a migration changed, and what builds on them", () => {
   const files = {
     "010_a.sql": "create or replace function s.f() returns int as $$ select 1; $$ language sql;\n" +
