@@ -1524,16 +1524,21 @@ $$;
 
 -- FUNCTION chat_private _receipt_provenance(uuid, uuid)
 CREATE FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid) RETURNS TABLE(finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text, input_tokens bigint, output_tokens bigint, started_at timestamp with time zone)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+begin
+  return query
   with turns as (
     select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
   ), usage as (
-    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+    select sum(u.input_tokens)::bigint as input_tokens, sum(u.output_tokens)::bigint as output_tokens
     from turns t
-    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
-      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
+    cross join lateral (
+      select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+      from chat_public.chat_messages m
+      where m.chat_id = t.chat_id and m.id > coalesce(t.input_message_id, 0) and m.usage is not null
+        and m.created_at >= t.started_at and (t.finished_at is null or m.created_at <= t.finished_at)) u
   )
   select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
                    from turns t), 0)::integer,
@@ -1544,6 +1549,7 @@ CREATE FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uu
   left join chat_private.model_configs mc on mc.id = c.model_config_id
   cross join usage u
   where c.id = p_chat_id;
+end;
 $$;
 
 -- FUNCTION chat_private _record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
@@ -3846,6 +3852,9 @@ CREATE UNIQUE INDEX model_configs_one_default ON chat_private.model_configs USIN
 
 -- INDEX chat_private turn_progress_one_open_turn
 CREATE UNIQUE INDEX turn_progress_one_open_turn ON chat_private.turn_progress USING btree (chat_id) WHERE (finished_at IS NULL);
+
+-- INDEX chat_private turn_progress_request
+CREATE INDEX turn_progress_request ON chat_private.turn_progress USING btree (structured_output_request_id);
 
 -- INDEX chat_public batch_items_pending
 CREATE INDEX batch_items_pending ON chat_public.batch_items USING btree (batch_id, line) WHERE (status = 'pending'::chat_public.batch_item_status);

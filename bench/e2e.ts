@@ -7,7 +7,8 @@
 // Beside the worker's CPU per turn it prints PostgreSQL's (every server process, from /proc: bench/server-cost.ts)
 // for the measured runs and for the floor, and a profile of a separate instrumented run: the top ten statements
 // (pg_stat_statements, nested ones included) and functions (track_functions) by time per turn.
-// Arguments: turns at concurrency 8 (400), turns at concurrency 1 (50), turns of the profiled run (200).
+// Arguments: turns at concurrency 8 (400), turns at concurrency 1 (50), turns of the profiled run (200);
+// CHATD_BENCH_PROFILE_TOP lengthens the profile's lists (10).
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -115,8 +116,8 @@ async function writeTransactions(pool: pg.Pool): Promise<number> {
  * times every statement and function (bench/server-cost.ts). Only this run is instrumented: timing every call costs
  * the server a good part of its throughput, which the measured runs must not pay. */
 async function profile(pool: pg.Pool, url: string, user: string, turns: number): Promise<[string, string][]> {
-  const statements = await startProfiling(pool);
   await pool.query("delete from chat_public.chats");
+  const statements = await startProfiling(pool);
   // New sessions, the worker's and the client's: the database's settings apply from a session's start.
   const clients = new pg.Pool({ connectionString: url, max: 4 });
   const statsFile = join(tmpdir(), `chatd-bench-${process.pid}-profile.json`);
@@ -131,7 +132,7 @@ async function profile(pool: pg.Pool, url: string, user: string, turns: number):
     await clients.end();
   }
   return [["profile: top statements (ms per turn, nested included) and functions, a separate profiled run", `${turns} turns`],
-    ...await profileRows(pool, turns, statements)];
+    ...await profileRows(pool, turns, statements, Number(process.env.CHATD_BENCH_PROFILE_TOP ?? 10))];
 }
 
 const workspaces = join(tmpdir(), `chatd-bench-${process.pid}`);

@@ -83,5 +83,10 @@ export async function profileRows(pool: pg.Pool, turns: number, statements: bool
     rows.push([`  fn ${f.name}`, `self ${(f.self_ms / turns).toFixed(3)} ms/turn, total ${(f.total_ms / turns).toFixed(3)} ms/turn, ` +
       `${(Number(f.calls) / turns).toFixed(1)} calls/turn`]);
   }
+  // Rows read by sequential scans: on tables that grow with the chats, a missing index shows here first.
+  const { rows: scans } = await pool.query<{ name: string; rows: string }>(
+    `select schemaname || '.' || relname as name, seq_tup_read as rows from pg_stat_user_tables
+     where seq_tup_read > 0 order by seq_tup_read desc limit $1`, [limit]);
+  for (const t of scans) rows.push([`  seq scan ${t.name}`, `${(Number(t.rows) / turns).toFixed(1)} rows read/turn`]);
   return rows;
 }

@@ -356,16 +356,24 @@ select chat_private.grant_execute('chat_private._write_receipt(uuid, chat_public
 -- How a request's receipt came about, read when the receipt is written (_record_receipt): the request's turns (one,
 -- unless the request never ran), the usage their model calls reported, and the chat's model config. Finalization
 -- attempts are the batches judged against the request: rejections, discarded candidates and the current one.
+-- PL/pgSQL so that its plan is kept for the session (a SQL function that cannot be inlined is planned at every
+-- call); each turn's usage is summed by its own index range of the chat's messages (chat_messages_chat), so a
+-- receipt costs the same however many messages the table holds.
 create or replace function chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid)
 returns table (finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text,
                input_tokens bigint, output_tokens bigint, started_at timestamptz) as $$
+begin
+  return query
   with turns as (
     select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
   ), usage as (
-    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+    select sum(u.input_tokens)::bigint as input_tokens, sum(u.output_tokens)::bigint as output_tokens
     from turns t
-    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
-      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
+    cross join lateral (
+      select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+      from chat_public.chat_messages m
+      where m.chat_id = t.chat_id and m.id > coalesce(t.input_message_id, 0) and m.usage is not null
+        and m.created_at >= t.started_at and (t.finished_at is null or m.created_at <= t.finished_at)) u
   )
   select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
                    from turns t), 0)::integer,
@@ -376,7 +384,8 @@ returns table (finalization_attempts integer, model_steps integer, model_config_
   left join chat_private.model_configs mc on mc.id = c.model_config_id
   cross join usage u
   where c.id = p_chat_id;
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private._receipt_provenance(uuid, uuid)', '{}');
 
 -- _write_receipt's writes, for a request its caller has locked (FOR UPDATE) and found pending in this transaction:
