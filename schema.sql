@@ -27,6 +27,9 @@ REVOKE ALL ON FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_t
 -- ACL chat_private FUNCTION _cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status)
 REVOKE ALL ON FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION _check_transition_rule(p_chat chat_public.chats, p_transition text)
+REVOKE ALL ON FUNCTION chat_private._check_transition_rule(p_chat chat_public.chats, p_transition text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _close_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
 
@@ -47,6 +50,14 @@ REVOKE ALL ON FUNCTION chat_private._insert_worker_messages(p_chat_id uuid, p_me
 
 -- ACL chat_private FUNCTION _lease_is_live(p_chat_id uuid, p_runner_id uuid)
 REVOKE ALL ON FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _lease_row_is_live(p_expires_at timestamp with time zone)
+GRANT ALL ON FUNCTION chat_private._lease_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private._lease_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private._lease_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
@@ -71,6 +82,11 @@ REVOKE ALL ON FUNCTION chat_private._to_state(p_transition text, p_from_state te
 
 -- ACL chat_private FUNCTION _transition_rule(p_transition text, p_from_state text)
 REVOKE ALL ON FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _worker_row_is_live(p_expires_at timestamp with time zone)
+GRANT ALL ON FUNCTION chat_private._worker_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private._worker_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private._worker_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
@@ -1241,8 +1257,6 @@ CREATE FUNCTION chat_private._begin_transition(p_chat_id uuid, p_transition text
     AS $$
 declare
   v_chat chat_public.chats;
-  v_state text;
-  v_allowed boolean;
 begin
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1
   where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
@@ -1255,18 +1269,7 @@ begin
   if not found or (p_owner is not null and v_chat.owner_id <> p_owner) then
     raise exception 'chat not found' using errcode = 'CHNTF';
   end if;
-  v_state := chat_private.chat_state(v_chat);
-  v_allowed := (chat_private._transition_rule(p_transition, v_state)).allowed;
-  if v_allowed is null then
-    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
-  end if;
-  if not v_allowed then
-    if v_state = 'archived' then
-      raise exception 'chat is archived' using errcode = 'CHARC';
-    end if;
-    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
-      detail = v_state;
-  end if;
+  perform chat_private._check_transition_rule(v_chat, p_transition);
   update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
   return v_chat;
 end;
@@ -1280,39 +1283,13 @@ CREATE FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transiti
 declare
   v_chat chat_public.chats;
 begin
+  perform chat_private._lock_for_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version,
+                                                   p_generation_attempt);
   if p_moves_history then
-    perform 1 from chat_public.chats c
-    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-    for no key update;
-    if found then
-      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-      end if;
-      return chat_private._fence_history(p_chat_id, true);
-    end if;
-  else
-    update chat_public.chats c set snapshot_version = c.snapshot_version + 1
-    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-    returning * into v_chat;
-    if found then
-      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-      end if;
-      return v_chat;
-    end if;
+    return chat_private._fence_history(p_chat_id, true);
   end if;
-  select * into v_chat from chat_public.chats where id = p_chat_id for update;
-  if not found then
-    raise exception 'chat not found' using errcode = 'CHNTF';
-  end if;
-  if v_chat.history_version is distinct from p_history_version
-     or v_chat.generation_attempt is distinct from p_generation_attempt
-     or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-  end if;
-  return chat_private._begin_transition(p_chat_id, p_transition);
+  update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
+  return v_chat;
 end;
 $$;
 
@@ -1334,6 +1311,27 @@ begin
   end if;
   update chat_public.chats set status = p_status, pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;
+end;
+$$;
+
+-- FUNCTION chat_private _check_transition_rule(chat_public.chats, text)
+CREATE FUNCTION chat_private._check_transition_rule(p_chat chat_public.chats, p_transition text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare
+  v_state text := chat_private.chat_state(p_chat);
+  v_allowed boolean := (chat_private._transition_rule(p_transition, v_state)).allowed;
+begin
+  if v_allowed is null then
+    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
+  end if;
+  if not v_allowed then
+    if v_state = 'archived' then
+      raise exception 'chat is archived' using errcode = 'CHARC';
+    end if;
+    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
+      detail = v_state;
+  end if;
 end;
 $$;
 
@@ -1469,7 +1467,48 @@ CREATE FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) RE
 begin
   return exists (select 1 from chat_private.chat_leases l
                  where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
-                   and l.expires_at > now());
+                   and chat_private._lease_row_is_live(l.expires_at));
+end;
+$$;
+
+-- FUNCTION chat_private _lease_row_is_live(timestamp with time zone)
+CREATE FUNCTION chat_private._lease_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select p_expires_at > now();
+$$;
+
+-- FUNCTION chat_private _lock_for_worker_transition(uuid, text, uuid, bigint, bigint)
+CREATE FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_chat chat_public.chats;
+begin
+  perform 1 from chat_public.chats c
+  where c.id = p_chat_id
+    and (p_runner_id is null or (c.history_version = p_history_version and c.generation_attempt = p_generation_attempt))
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+  for no key update;
+  if not found then
+    select * into v_chat from chat_public.chats where id = p_chat_id for no key update;
+    if not found then
+      raise exception 'chat not found' using errcode = 'CHNTF';
+    end if;
+    if p_runner_id is not null and (v_chat.history_version is distinct from p_history_version
+       or v_chat.generation_attempt is distinct from p_generation_attempt
+       or not chat_private._lease_is_live(p_chat_id, p_runner_id)) then
+      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+    end if;
+    perform chat_private._check_transition_rule(v_chat, p_transition);
+  end if;
+  if p_runner_id is null then
+    if chat_private._lease_is_live(p_chat_id, null) then
+      raise exception 'another runner holds the lease' using errcode = 'CHLSD';
+    end if;
+  elsif not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  end if;
 end;
 $$;
 
@@ -1642,6 +1681,13 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private _worker_row_is_live(timestamp with time zone)
+CREATE FUNCTION chat_private._worker_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select p_expires_at > now();
+$$;
+
 -- FUNCTION chat_private _write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)
 CREATE FUNCTION chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text DEFAULT NULL::text, p_message text DEFAULT NULL::text, p_value jsonb DEFAULT NULL::jsonb) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
@@ -1670,19 +1716,12 @@ declare
   v_chat chat_public.chats;
   v_runner uuid := gen_random_uuid();
 begin
-  -- _begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
-  -- version instead of two. A refusal is diagnosed by _begin_transition itself; CHLSD below undoes the attempt
-  -- with the rest of the transaction.
+  -- The lock and the checks (rule, then CHLSD) are _lock_for_worker_transition's; one UPDATE then bumps
+  -- snapshot_version and starts the new generation attempt: one row version.
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'acquire_lease', null, null, null);
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
-  where c.id = p_chat_id and (chat_private._transition_rule('acquire_lease', chat_private.chat_state(c))).allowed
+  where c.id = p_chat_id
   returning * into v_chat;
-  if not found then
-    perform chat_private._begin_transition(p_chat_id, 'acquire_lease');
-    update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
-  end if;
-  if chat_private._lease_is_live(p_chat_id, null) then
-    raise exception 'another runner holds the lease' using errcode = 'CHLSD';
-  end if;
   -- The default length is read as chat_private.setting_int reads it, without the cost of calling it.
   insert into chat_private.chat_leases (chat_id, runner_id, worker_id, expires_at)
   values (p_chat_id, v_runner, p_worker_id,
@@ -2325,29 +2364,15 @@ CREATE FUNCTION chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_his
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
-  v_bumped boolean := false;
   v_request uuid;
   v_request_chat uuid;
   v_candidate_present boolean;
   v_candidate_value jsonb;
   v_chat chat_public.chats;
 begin
-  perform 1 from chat_public.chats c
-  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (chat_private._transition_rule('finish_turn', chat_private.chat_state(c))).allowed
-  for no key update;
-  if found then
-    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-    end if;
-  else
-    -- Refused: _begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
-    -- allowed after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
-    perform chat_private._begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
-                                                 p_generation_attempt);
-    v_bumped := true;
-  end if;
-  update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+                                                   p_generation_attempt);
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
     status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
       case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
            then 'running' else 'waiting' end),
@@ -3044,21 +3069,22 @@ begin
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
+      and ((not chat_private._lease_row_is_live(l.expires_at) and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
                         or (j.locked_at > now() - v_lease
                             and not exists (select 1 from chat_private.worker_processes w
-                                            where w.queue_id = j.locked_by and w.expires_at <= now()))))))
+                                            where w.queue_id = j.locked_by and not chat_private._worker_row_is_live(w.expires_at)))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
     if v_chat.had_lease then
       update chat_private.turn_progress set recoveries = recoveries + 1
       where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
-      delete from chat_private.chat_leases where chat_id = v_chat.id and expires_at <= now();
+      delete from chat_private.chat_leases l
+      where l.chat_id = v_chat.id and not chat_private._lease_row_is_live(l.expires_at);
       if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
         perform chat_private._begin_transition(v_chat.id, 'finish_error');
         perform chat_private._fail_turn(v_chat.id, 'recovery_limit',
@@ -3075,7 +3101,8 @@ begin
   -- this one write goes to its table; every read here uses its public view graphile_worker.jobs.
   delete from graphile_worker._private_jobs j
   using graphile_worker.jobs v, chat_private.worker_processes w
-  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
+  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by
+    and not chat_private._worker_row_is_live(w.expires_at)
     and j.locked_at is not null;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'
@@ -4711,7 +4738,7 @@ CREATE VIEW chat_private.job_queue AS
    FROM (graphile_worker.jobs j
      CROSS JOIN LATERAL ( SELECT (EXISTS ( SELECT 1
                    FROM chat_private.worker_processes w
-                  WHERE ((w.queue_id = j.locked_by) AND (w.expires_at < now())))) AS is_dead) dead)
+                  WHERE ((w.queue_id = j.locked_by) AND (NOT chat_private._worker_row_is_live(w.expires_at))))) AS is_dead) dead)
   GROUP BY j.task_identifier;
 
 -- VIEW chat_private lease_holders
@@ -4721,7 +4748,7 @@ CREATE VIEW chat_private.lease_holders WITH (security_invoker='true') AS
     l.worker_id,
     l.acquired_at,
     l.expires_at,
-    (l.expires_at > now()) AS live,
+    chat_private._lease_row_is_live(l.expires_at) AS live,
     c.status,
     c.generation_attempt
    FROM (chat_private.chat_leases l
@@ -4789,7 +4816,7 @@ CREATE VIEW chat_private.stuck_chats WITH (security_invoker='true') AS
    FROM ((chat_public.chats c
      LEFT JOIN chat_private.chat_leases l ON ((l.chat_id = c.id)))
      LEFT JOIN chat_private.turn_progress t ON (((t.chat_id = c.id) AND (t.finished_at IS NULL))))
-  WHERE ((c.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND ((l.chat_id IS NULL) OR (l.expires_at <= now())));
+  WHERE ((c.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND ((l.chat_id IS NULL) OR (NOT chat_private._lease_row_is_live(l.expires_at))));
 
 -- VIEW chat_private turns_at_recovery_bound
 CREATE VIEW chat_private.turns_at_recovery_bound WITH (security_invoker='true') AS
