@@ -624,6 +624,9 @@ COMMENT ON SCHEMA chat_private IS 'Internal state (secrets, leases, turn progres
 -- COMMENT - SCHEMA chat_public
 COMMENT ON SCHEMA chat_public IS 'Everything a chatd client may see, exposed through GraphQL under row-level security.';
 
+-- COMMENT chat_private COLUMN transition_rules.allowed
+COMMENT ON COLUMN chat_private.transition_rules.allowed IS 'Whether the transition may run from from_state: derived, true exactly when to_state is not empty.';
+
 -- COMMENT chat_private COLUMN transition_rules.note
 COMMENT ON COLUMN chat_private.transition_rules.note IS 'What the transition does from this state, in words.';
 
@@ -4311,11 +4314,11 @@ CREATE TABLE chat_private.stop_hooks (
 CREATE TABLE chat_private.transition_rules (
     transition text NOT NULL,
     from_state text NOT NULL,
-    allowed boolean NOT NULL,
     note text NOT NULL,
     to_state text[] NOT NULL,
+    allowed boolean GENERATED ALWAYS AS ((cardinality(to_state) > 0)) STORED NOT NULL,
     CONSTRAINT transition_rules_from_state_check CHECK ((from_state = ANY (ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]))),
-    CONSTRAINT transition_rules_to_state CHECK (((to_state <@ ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]) AND (allowed = (cardinality(to_state) > 0))))
+    CONSTRAINT transition_rules_to_state CHECK ((to_state <@ ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]))
 );
 
 -- TABLE chat_private turn_progress
