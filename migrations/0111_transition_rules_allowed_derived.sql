@@ -10,3 +10,6 @@ alter table chat_private.transition_rules
     check (to_state <@ array['waiting', 'running', 'interrupting', 'requires_action', 'error', 'archived']);
 comment on column chat_private.transition_rules.allowed is
   E'Whether the transition may run from from_state: derived, true exactly when to_state is not empty.';
+-- The new column rewrote the table and reset its statistics: without them the planner reads the whole table for
+-- each rule lookup (chat_private._transition_rule) instead of its primary key.
+analyze chat_private.transition_rules;
