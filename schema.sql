@@ -51,11 +51,6 @@ REVOKE ALL ON FUNCTION chat_private._insert_worker_messages(p_chat_id uuid, p_me
 -- ACL chat_private FUNCTION _lease_is_live(p_chat_id uuid, p_runner_id uuid)
 REVOKE ALL ON FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _lease_row_is_live(p_expires_at timestamp with time zone)
-GRANT ALL ON FUNCTION chat_private._lease_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
-GRANT ALL ON FUNCTION chat_private._lease_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
-REVOKE ALL ON FUNCTION chat_private._lease_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION _lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
 REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
 
@@ -82,11 +77,6 @@ REVOKE ALL ON FUNCTION chat_private._to_state(p_transition text, p_from_state te
 
 -- ACL chat_private FUNCTION _transition_rule(p_transition text, p_from_state text)
 REVOKE ALL ON FUNCTION chat_private._transition_rule(p_transition text, p_from_state text) FROM PUBLIC;
-
--- ACL chat_private FUNCTION _worker_row_is_live(p_expires_at timestamp with time zone)
-GRANT ALL ON FUNCTION chat_private._worker_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
-GRANT ALL ON FUNCTION chat_private._worker_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
-REVOKE ALL ON FUNCTION chat_private._worker_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
@@ -201,6 +191,11 @@ REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, 
 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION lease_row_is_live(p_expires_at timestamp with time zone)
+GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION notify_batch(p_batch_id uuid, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) FROM PUBLIC;
@@ -338,6 +333,11 @@ REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION worker_message_kind(p_item jsonb)
 REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION worker_row_is_live(p_expires_at timestamp with time zone)
+GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
 
 -- ACL chat_private TABLE batch_progress
 GRANT SELECT ON TABLE chat_private.batch_progress TO chat_operator;
@@ -1470,15 +1470,8 @@ CREATE FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) RE
 begin
   return exists (select 1 from chat_private.chat_leases l
                  where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
-                   and chat_private._lease_row_is_live(l.expires_at));
+                   and chat_private.lease_row_is_live(l.expires_at));
 end;
-$$;
-
--- FUNCTION chat_private _lease_row_is_live(timestamp with time zone)
-CREATE FUNCTION chat_private._lease_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
-    LANGUAGE sql STABLE
-    AS $$
-  select p_expires_at > now();
 $$;
 
 -- FUNCTION chat_private _lock_for_worker_transition(uuid, text, uuid, bigint, bigint)
@@ -1682,13 +1675,6 @@ CREATE FUNCTION chat_private._transition_rule(p_transition text, p_from_state te
 begin
   return (select r from chat_private.transition_rules r where r.transition = p_transition and r.from_state = p_from_state);
 end;
-$$;
-
--- FUNCTION chat_private _worker_row_is_live(timestamp with time zone)
-CREATE FUNCTION chat_private._worker_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
-    LANGUAGE sql STABLE
-    AS $$
-  select p_expires_at > now();
 $$;
 
 -- FUNCTION chat_private _write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)
@@ -2562,6 +2548,13 @@ begin
 end;
 $_$;
 
+-- FUNCTION chat_private lease_row_is_live(timestamp with time zone)
+CREATE FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select p_expires_at > now();
+$$;
+
 -- FUNCTION chat_private notify_batch(uuid, text)
 CREATE FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) RETURNS void
     LANGUAGE sql SECURITY DEFINER
@@ -3072,14 +3065,14 @@ begin
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((not chat_private._lease_row_is_live(l.expires_at) and pg_postmaster_start_time() <= now() - v_lease)
+      and ((not chat_private.lease_row_is_live(l.expires_at) and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
                         or (j.locked_at > now() - v_lease
                             and not exists (select 1 from chat_private.worker_processes w
-                                            where w.queue_id = j.locked_by and not chat_private._worker_row_is_live(w.expires_at)))))))
+                                            where w.queue_id = j.locked_by and not chat_private.worker_row_is_live(w.expires_at)))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
@@ -3087,7 +3080,7 @@ begin
       update chat_private.turn_progress set recoveries = recoveries + 1
       where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
       delete from chat_private.chat_leases l
-      where l.chat_id = v_chat.id and not chat_private._lease_row_is_live(l.expires_at);
+      where l.chat_id = v_chat.id and not chat_private.lease_row_is_live(l.expires_at);
       if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
         perform chat_private._begin_transition(v_chat.id, 'finish_error');
         perform chat_private._fail_turn(v_chat.id, 'recovery_limit',
@@ -3105,7 +3098,7 @@ begin
   delete from graphile_worker._private_jobs j
   using graphile_worker.jobs v, chat_private.worker_processes w
   where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by
-    and not chat_private._worker_row_is_live(w.expires_at)
+    and not chat_private.worker_row_is_live(w.expires_at)
     and j.locked_at is not null;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'
@@ -3334,6 +3327,13 @@ begin
   end if;
   return coalesce(p_item ->> 'kind', 'message')::chat_public.message_kind;
 end;
+$$;
+
+-- FUNCTION chat_private worker_row_is_live(timestamp with time zone)
+CREATE FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select p_expires_at > now();
 $$;
 
 -- FUNCTION chat_public archive_chat(uuid, boolean)
@@ -4741,7 +4741,7 @@ CREATE VIEW chat_private.job_queue AS
    FROM (graphile_worker.jobs j
      CROSS JOIN LATERAL ( SELECT (EXISTS ( SELECT 1
                    FROM chat_private.worker_processes w
-                  WHERE ((w.queue_id = j.locked_by) AND (NOT chat_private._worker_row_is_live(w.expires_at))))) AS is_dead) dead)
+                  WHERE ((w.queue_id = j.locked_by) AND (NOT chat_private.worker_row_is_live(w.expires_at))))) AS is_dead) dead)
   GROUP BY j.task_identifier;
 
 -- VIEW chat_private lease_holders
@@ -4751,7 +4751,7 @@ CREATE VIEW chat_private.lease_holders WITH (security_invoker='true') AS
     l.worker_id,
     l.acquired_at,
     l.expires_at,
-    chat_private._lease_row_is_live(l.expires_at) AS live,
+    chat_private.lease_row_is_live(l.expires_at) AS live,
     c.status,
     c.generation_attempt
    FROM (chat_private.chat_leases l
@@ -4819,7 +4819,7 @@ CREATE VIEW chat_private.stuck_chats WITH (security_invoker='true') AS
    FROM ((chat_public.chats c
      LEFT JOIN chat_private.chat_leases l ON ((l.chat_id = c.id)))
      LEFT JOIN chat_private.turn_progress t ON (((t.chat_id = c.id) AND (t.finished_at IS NULL))))
-  WHERE ((c.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND ((l.chat_id IS NULL) OR (NOT chat_private._lease_row_is_live(l.expires_at))));
+  WHERE ((c.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND ((l.chat_id IS NULL) OR (NOT chat_private.lease_row_is_live(l.expires_at))));
 
 -- VIEW chat_private turns_at_recovery_bound
 CREATE VIEW chat_private.turns_at_recovery_bound WITH (security_invoker='true') AS

@@ -48,18 +48,18 @@ select chat_private.grant_execute('chat_private._to_state(text, text, text)', '{
 -- The one live-lease predicate: a lease row is live until its expires_at, not at it. Everything that asks whether a
 -- lease holds (_lease_is_live, the sweep, the operator views) asks this, so they cannot disagree at the boundary.
 -- SQL without a SET clause, so PostgreSQL inlines it into the statements that call it.
-create or replace function chat_private._lease_row_is_live(p_expires_at timestamptz) returns boolean as $$
+create or replace function chat_private.lease_row_is_live(p_expires_at timestamptz) returns boolean as $$
   select p_expires_at > now();
 $$ language sql stable;
-select chat_private.grant_execute('chat_private._lease_row_is_live(timestamptz)', '{chat_operator, chat_worker}');
+select chat_private.grant_execute('chat_private.lease_row_is_live(timestamptz)', '{chat_operator, chat_worker}');
 
 -- The one worker-process liveness predicate, with the lease's boundary: a worker that reported itself alive until
 -- expires_at (report_worker_alive) is dead from that instant on, as a lease is, so a job and a lease held by the
--- same process lapse together. Inlined as _lease_row_is_live is.
-create or replace function chat_private._worker_row_is_live(p_expires_at timestamptz) returns boolean as $$
+-- same process lapse together. Inlined as lease_row_is_live is.
+create or replace function chat_private.worker_row_is_live(p_expires_at timestamptz) returns boolean as $$
   select p_expires_at > now();
 $$ language sql stable;
-select chat_private.grant_execute('chat_private._worker_row_is_live(timestamptz)', '{chat_operator, chat_worker}');
+select chat_private.grant_execute('chat_private.worker_row_is_live(timestamptz)', '{chat_operator, chat_worker}');
 
 -- The live-lease check: p_runner_id (any runner when null) holds an unexpired lease on the chat. A worker
 -- transition's fence holds only while its runner does; acquire_lease refuses while any runner does. Callers ask in
@@ -68,7 +68,7 @@ create or replace function chat_private._lease_is_live(p_chat_id uuid, p_runner_
 begin
   return exists (select 1 from chat_private.chat_leases l
                  where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
-                   and chat_private._lease_row_is_live(l.expires_at));
+                   and chat_private.lease_row_is_live(l.expires_at));
 end;
 $$ language plpgsql stable;
 select chat_private.grant_execute('chat_private._lease_is_live(uuid, uuid)', '{}');

@@ -330,14 +330,14 @@ begin
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((not chat_private._lease_row_is_live(l.expires_at) and pg_postmaster_start_time() <= now() - v_lease)
+      and ((not chat_private.lease_row_is_live(l.expires_at) and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
                         or (j.locked_at > now() - v_lease
                             and not exists (select 1 from chat_private.worker_processes w
-                                            where w.queue_id = j.locked_by and not chat_private._worker_row_is_live(w.expires_at)))))))
+                                            where w.queue_id = j.locked_by and not chat_private.worker_row_is_live(w.expires_at)))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
@@ -345,7 +345,7 @@ begin
       update chat_private.turn_progress set recoveries = recoveries + 1
       where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
       delete from chat_private.chat_leases l
-      where l.chat_id = v_chat.id and not chat_private._lease_row_is_live(l.expires_at);
+      where l.chat_id = v_chat.id and not chat_private.lease_row_is_live(l.expires_at);
       if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
         perform chat_private._begin_transition(v_chat.id, 'finish_error');
         perform chat_private._fail_turn(v_chat.id, 'recovery_limit',
@@ -363,7 +363,7 @@ begin
   delete from graphile_worker._private_jobs j
   using graphile_worker.jobs v, chat_private.worker_processes w
   where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by
-    and not chat_private._worker_row_is_live(w.expires_at)
+    and not chat_private.worker_row_is_live(w.expires_at)
     and j.locked_at is not null;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'

@@ -25,7 +25,7 @@ const CHECKS: Check[] = [
   { what: "the transition rule deciding a lock", pattern: /_transition_rule\([^;]*?\)\)\.allowed/i,
     owners: ["chat_private._begin_transition", "chat_private._lock_for_worker_transition", "chat_private._check_transition_rule"] },
   { what: "an expiry compared with now() (lease or worker liveness)", pattern: /expires_at\s*(?:<=|>=|<|>)\s*now\(\)(?!\s*-)/i,
-    owners: ["chat_private._lease_row_is_live", "chat_private._worker_row_is_live"] },
+    owners: ["chat_private.lease_row_is_live", "chat_private.worker_row_is_live"] },
 ];
 
 /** The objects a SQL file defines, each with its text without comments (a statement outside any object is named
@@ -85,8 +85,8 @@ test("the check finds copies that used to live outside their owners", () => {
     "sql/planted.sql: chat_private.finish_turn states the fence's versions compared (owners: chat_private._lock_for_worker_transition)",
     "sql/planted.sql: chat_private.finish_turn states CHFNC raised (owners: chat_private._lock_for_worker_transition, chat_private.check_agent_runner)",
     "sql/planted.sql: chat_private.finish_turn states the transition rule deciding a lock (owners: chat_private._begin_transition, chat_private._lock_for_worker_transition, chat_private._check_transition_rule)",
-    "sql/planted.sql: chat_private.job_queue states an expiry compared with now() (lease or worker liveness) (owners: chat_private._lease_row_is_live, chat_private._worker_row_is_live)",
-    "sql/planted.sql: chat_private.lease_holders states an expiry compared with now() (lease or worker liveness) (owners: chat_private._lease_row_is_live, chat_private._worker_row_is_live)",
+    "sql/planted.sql: chat_private.job_queue states an expiry compared with now() (lease or worker liveness) (owners: chat_private.lease_row_is_live, chat_private.worker_row_is_live)",
+    "sql/planted.sql: chat_private.lease_holders states an expiry compared with now() (lease or worker liveness) (owners: chat_private.lease_row_is_live, chat_private.worker_row_is_live)",
   ]);
   // A retention threshold is not a liveness check.
   assert.equal(strayChecks([{ name: "sql/planted.sql",

@@ -140,8 +140,8 @@ const GRANTS: [string[], string[]][] = [
     "chat_private.response_format_errors(jsonb)",
     "chat_private.schema_sha256(jsonb)",
     // The live predicates, inlined into the operator views and the sweep (security invoker views need EXECUTE).
-    "chat_private._lease_row_is_live(timestamp with time zone)",
-    "chat_private._worker_row_is_live(timestamp with time zone)",
+    "chat_private.lease_row_is_live(timestamp with time zone)",
+    "chat_private.worker_row_is_live(timestamp with time zone)",
   ]],
   // GraphQL computed columns and result fields (read under RLS).
   [["chat_anonymous", "chat_user", "chat_operator"], [
