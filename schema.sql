@@ -27,6 +27,9 @@ REVOKE ALL ON FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_t
 -- ACL chat_private FUNCTION _cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status)
 REVOKE ALL ON FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION _check_transition_rule(p_chat chat_public.chats, p_transition text)
+REVOKE ALL ON FUNCTION chat_private._check_transition_rule(p_chat chat_public.chats, p_transition text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _close_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
 
@@ -47,6 +50,9 @@ REVOKE ALL ON FUNCTION chat_private._insert_worker_messages(p_chat_id uuid, p_me
 
 -- ACL chat_private FUNCTION _lease_is_live(p_chat_id uuid, p_runner_id uuid)
 REVOKE ALL ON FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
@@ -186,6 +192,11 @@ REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION lease_row_is_live(p_expires_at timestamp with time zone)
+GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION notify_batch(p_batch_id uuid, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) FROM PUBLIC;
 
@@ -322,6 +333,11 @@ REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION worker_message_kind(p_item jsonb)
 REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION worker_row_is_live(p_expires_at timestamp with time zone)
+GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
 
 -- ACL chat_private TABLE batch_progress
 GRANT SELECT ON TABLE chat_private.batch_progress TO chat_operator;
@@ -607,6 +623,9 @@ COMMENT ON SCHEMA chat_private IS 'Internal state (secrets, leases, turn progres
 
 -- COMMENT - SCHEMA chat_public
 COMMENT ON SCHEMA chat_public IS 'Everything a chatd client may see, exposed through GraphQL under row-level security.';
+
+-- COMMENT chat_private COLUMN transition_rules.allowed
+COMMENT ON COLUMN chat_private.transition_rules.allowed IS 'Whether the transition may run from from_state: derived, true exactly when to_state is not empty.';
 
 -- COMMENT chat_private COLUMN transition_rules.note
 COMMENT ON COLUMN chat_private.transition_rules.note IS 'What the transition does from this state, in words.';
@@ -1241,8 +1260,6 @@ CREATE FUNCTION chat_private._begin_transition(p_chat_id uuid, p_transition text
     AS $$
 declare
   v_chat chat_public.chats;
-  v_state text;
-  v_allowed boolean;
 begin
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1
   where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
@@ -1255,18 +1272,7 @@ begin
   if not found or (p_owner is not null and v_chat.owner_id <> p_owner) then
     raise exception 'chat not found' using errcode = 'CHNTF';
   end if;
-  v_state := chat_private.chat_state(v_chat);
-  v_allowed := (chat_private._transition_rule(p_transition, v_state)).allowed;
-  if v_allowed is null then
-    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
-  end if;
-  if not v_allowed then
-    if v_state = 'archived' then
-      raise exception 'chat is archived' using errcode = 'CHARC';
-    end if;
-    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
-      detail = v_state;
-  end if;
+  perform chat_private._check_transition_rule(v_chat, p_transition);
   update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
   return v_chat;
 end;
@@ -1280,39 +1286,13 @@ CREATE FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transiti
 declare
   v_chat chat_public.chats;
 begin
+  perform chat_private._lock_for_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version,
+                                                   p_generation_attempt);
   if p_moves_history then
-    perform 1 from chat_public.chats c
-    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-    for no key update;
-    if found then
-      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-      end if;
-      return chat_private._fence_history(p_chat_id, true);
-    end if;
-  else
-    update chat_public.chats c set snapshot_version = c.snapshot_version + 1
-    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-    returning * into v_chat;
-    if found then
-      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-      end if;
-      return v_chat;
-    end if;
+    return chat_private._fence_history(p_chat_id, true);
   end if;
-  select * into v_chat from chat_public.chats where id = p_chat_id for update;
-  if not found then
-    raise exception 'chat not found' using errcode = 'CHNTF';
-  end if;
-  if v_chat.history_version is distinct from p_history_version
-     or v_chat.generation_attempt is distinct from p_generation_attempt
-     or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-  end if;
-  return chat_private._begin_transition(p_chat_id, p_transition);
+  update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
+  return v_chat;
 end;
 $$;
 
@@ -1334,6 +1314,27 @@ begin
   end if;
   update chat_public.chats set status = p_status, pending_tool_calls = '[]', requires_action_deadline_at = null
   where id = p_chat_id;
+end;
+$$;
+
+-- FUNCTION chat_private _check_transition_rule(chat_public.chats, text)
+CREATE FUNCTION chat_private._check_transition_rule(p_chat chat_public.chats, p_transition text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare
+  v_state text := chat_private.chat_state(p_chat);
+  v_allowed boolean := (chat_private._transition_rule(p_transition, v_state)).allowed;
+begin
+  if v_allowed is null then
+    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
+  end if;
+  if not v_allowed then
+    if v_state = 'archived' then
+      raise exception 'chat is archived' using errcode = 'CHARC';
+    end if;
+    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
+      detail = v_state;
+  end if;
 end;
 $$;
 
@@ -1469,7 +1470,41 @@ CREATE FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) RE
 begin
   return exists (select 1 from chat_private.chat_leases l
                  where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
-                   and l.expires_at > now());
+                   and chat_private.lease_row_is_live(l.expires_at));
+end;
+$$;
+
+-- FUNCTION chat_private _lock_for_worker_transition(uuid, text, uuid, bigint, bigint)
+CREATE FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_chat chat_public.chats;
+begin
+  perform 1 from chat_public.chats c
+  where c.id = p_chat_id
+    and (p_runner_id is null or (c.history_version = p_history_version and c.generation_attempt = p_generation_attempt))
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+  for no key update;
+  if not found then
+    select * into v_chat from chat_public.chats where id = p_chat_id for no key update;
+    if not found then
+      raise exception 'chat not found' using errcode = 'CHNTF';
+    end if;
+    if p_runner_id is not null and (v_chat.history_version is distinct from p_history_version
+       or v_chat.generation_attempt is distinct from p_generation_attempt
+       or not chat_private._lease_is_live(p_chat_id, p_runner_id)) then
+      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+    end if;
+    perform chat_private._check_transition_rule(v_chat, p_transition);
+  end if;
+  if p_runner_id is null then
+    if chat_private._lease_is_live(p_chat_id, null) then
+      raise exception 'another runner holds the lease' using errcode = 'CHLSD';
+    end if;
+  elsif not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  end if;
 end;
 $$;
 
@@ -1524,16 +1559,21 @@ $$;
 
 -- FUNCTION chat_private _receipt_provenance(uuid, uuid)
 CREATE FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid) RETURNS TABLE(finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text, input_tokens bigint, output_tokens bigint, started_at timestamp with time zone)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+begin
+  return query
   with turns as (
     select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
   ), usage as (
-    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+    select sum(u.input_tokens)::bigint as input_tokens, sum(u.output_tokens)::bigint as output_tokens
     from turns t
-    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
-      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
+    cross join lateral (
+      select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+      from chat_public.chat_messages m
+      where m.chat_id = t.chat_id and m.id > coalesce(t.input_message_id, 0) and m.usage is not null
+        and m.created_at >= t.started_at and (t.finished_at is null or m.created_at <= t.finished_at)) u
   )
   select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
                    from turns t), 0)::integer,
@@ -1544,6 +1584,7 @@ CREATE FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uu
   left join chat_private.model_configs mc on mc.id = c.model_config_id
   cross join usage u
   where c.id = p_chat_id;
+end;
 $$;
 
 -- FUNCTION chat_private _record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
@@ -1664,19 +1705,12 @@ declare
   v_chat chat_public.chats;
   v_runner uuid := gen_random_uuid();
 begin
-  -- _begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
-  -- version instead of two. A refusal is diagnosed by _begin_transition itself; CHLSD below undoes the attempt
-  -- with the rest of the transaction.
+  -- The lock and the checks (rule, then CHLSD) are _lock_for_worker_transition's; one UPDATE then bumps
+  -- snapshot_version and starts the new generation attempt: one row version.
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'acquire_lease', null, null, null);
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
-  where c.id = p_chat_id and (chat_private._transition_rule('acquire_lease', chat_private.chat_state(c))).allowed
+  where c.id = p_chat_id
   returning * into v_chat;
-  if not found then
-    perform chat_private._begin_transition(p_chat_id, 'acquire_lease');
-    update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
-  end if;
-  if chat_private._lease_is_live(p_chat_id, null) then
-    raise exception 'another runner holds the lease' using errcode = 'CHLSD';
-  end if;
   -- The default length is read as chat_private.setting_int reads it, without the cost of calling it.
   insert into chat_private.chat_leases (chat_id, runner_id, worker_id, expires_at)
   values (p_chat_id, v_runner, p_worker_id,
@@ -2319,29 +2353,15 @@ CREATE FUNCTION chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_his
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
-  v_bumped boolean := false;
   v_request uuid;
   v_request_chat uuid;
   v_candidate_present boolean;
   v_candidate_value jsonb;
   v_chat chat_public.chats;
 begin
-  perform 1 from chat_public.chats c
-  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (chat_private._transition_rule('finish_turn', chat_private.chat_state(c))).allowed
-  for no key update;
-  if found then
-    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-    end if;
-  else
-    -- Refused: _begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
-    -- allowed after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
-    perform chat_private._begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
-                                                 p_generation_attempt);
-    v_bumped := true;
-  end if;
-  update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+                                                   p_generation_attempt);
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
     status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
       case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
            then 'running' else 'waiting' end),
@@ -2527,6 +2547,13 @@ begin
   return v_batch;
 end;
 $_$;
+
+-- FUNCTION chat_private lease_row_is_live(timestamp with time zone)
+CREATE FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select p_expires_at > now();
+$$;
 
 -- FUNCTION chat_private notify_batch(uuid, text)
 CREATE FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) RETURNS void
@@ -3038,21 +3065,22 @@ begin
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
+      and ((not chat_private.lease_row_is_live(l.expires_at) and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
                         or (j.locked_at > now() - v_lease
                             and not exists (select 1 from chat_private.worker_processes w
-                                            where w.queue_id = j.locked_by and w.expires_at <= now()))))))
+                                            where w.queue_id = j.locked_by and not chat_private.worker_row_is_live(w.expires_at)))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
     if v_chat.had_lease then
       update chat_private.turn_progress set recoveries = recoveries + 1
       where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
-      delete from chat_private.chat_leases where chat_id = v_chat.id and expires_at <= now();
+      delete from chat_private.chat_leases l
+      where l.chat_id = v_chat.id and not chat_private.lease_row_is_live(l.expires_at);
       if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
         perform chat_private._begin_transition(v_chat.id, 'finish_error');
         perform chat_private._fail_turn(v_chat.id, 'recovery_limit',
@@ -3069,7 +3097,8 @@ begin
   -- this one write goes to its table; every read here uses its public view graphile_worker.jobs.
   delete from graphile_worker._private_jobs j
   using graphile_worker.jobs v, chat_private.worker_processes w
-  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
+  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by
+    and not chat_private.worker_row_is_live(w.expires_at)
     and j.locked_at is not null;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'
@@ -3298,6 +3327,13 @@ begin
   end if;
   return coalesce(p_item ->> 'kind', 'message')::chat_public.message_kind;
 end;
+$$;
+
+-- FUNCTION chat_private worker_row_is_live(timestamp with time zone)
+CREATE FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select p_expires_at > now();
 $$;
 
 -- FUNCTION chat_public archive_chat(uuid, boolean)
@@ -3847,6 +3883,9 @@ CREATE UNIQUE INDEX model_configs_one_default ON chat_private.model_configs USIN
 -- INDEX chat_private turn_progress_one_open_turn
 CREATE UNIQUE INDEX turn_progress_one_open_turn ON chat_private.turn_progress USING btree (chat_id) WHERE (finished_at IS NULL);
 
+-- INDEX chat_private turn_progress_request
+CREATE INDEX turn_progress_request ON chat_private.turn_progress USING btree (structured_output_request_id);
+
 -- INDEX chat_public batch_items_pending
 CREATE INDEX batch_items_pending ON chat_public.batch_items USING btree (batch_id, line) WHERE (status = 'pending'::chat_public.batch_item_status);
 
@@ -4275,11 +4314,11 @@ CREATE TABLE chat_private.stop_hooks (
 CREATE TABLE chat_private.transition_rules (
     transition text NOT NULL,
     from_state text NOT NULL,
-    allowed boolean NOT NULL,
     note text NOT NULL,
     to_state text[] NOT NULL,
+    allowed boolean GENERATED ALWAYS AS ((cardinality(to_state) > 0)) STORED NOT NULL,
     CONSTRAINT transition_rules_from_state_check CHECK ((from_state = ANY (ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]))),
-    CONSTRAINT transition_rules_to_state CHECK (((to_state <@ ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]) AND (allowed = (cardinality(to_state) > 0))))
+    CONSTRAINT transition_rules_to_state CHECK ((to_state <@ ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]))
 );
 
 -- TABLE chat_private turn_progress
@@ -4702,7 +4741,7 @@ CREATE VIEW chat_private.job_queue AS
    FROM (graphile_worker.jobs j
      CROSS JOIN LATERAL ( SELECT (EXISTS ( SELECT 1
                    FROM chat_private.worker_processes w
-                  WHERE ((w.queue_id = j.locked_by) AND (w.expires_at < now())))) AS is_dead) dead)
+                  WHERE ((w.queue_id = j.locked_by) AND (NOT chat_private.worker_row_is_live(w.expires_at))))) AS is_dead) dead)
   GROUP BY j.task_identifier;
 
 -- VIEW chat_private lease_holders
@@ -4712,7 +4751,7 @@ CREATE VIEW chat_private.lease_holders WITH (security_invoker='true') AS
     l.worker_id,
     l.acquired_at,
     l.expires_at,
-    (l.expires_at > now()) AS live,
+    chat_private.lease_row_is_live(l.expires_at) AS live,
     c.status,
     c.generation_attempt
    FROM (chat_private.chat_leases l
@@ -4780,7 +4819,7 @@ CREATE VIEW chat_private.stuck_chats WITH (security_invoker='true') AS
    FROM ((chat_public.chats c
      LEFT JOIN chat_private.chat_leases l ON ((l.chat_id = c.id)))
      LEFT JOIN chat_private.turn_progress t ON (((t.chat_id = c.id) AND (t.finished_at IS NULL))))
-  WHERE ((c.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND ((l.chat_id IS NULL) OR (l.expires_at <= now())));
+  WHERE ((c.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND ((l.chat_id IS NULL) OR (NOT chat_private.lease_row_is_live(l.expires_at))));
 
 -- VIEW chat_private turns_at_recovery_bound
 CREATE VIEW chat_private.turns_at_recovery_bound WITH (security_invoker='true') AS

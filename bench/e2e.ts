@@ -4,6 +4,11 @@
 // request commit to receipt commit, the same at concurrency 1, and, measured in the same run, the commit rate of a
 // trivial INSERT (the physical ceiling), plus transactions per turn, and the SQL floor: the same turn's statements
 // replayed by pgbench with no worker (bench/sql-floor.ts), which bounds what any worker could reach on this machine.
+// Beside the worker's CPU per turn it prints PostgreSQL's (every server process, from /proc: bench/server-cost.ts)
+// for the measured runs and for the floor, and a profile of a separate instrumented run: the top ten statements
+// (pg_stat_statements, nested ones included) and functions (track_functions) by time per turn.
+// Arguments: turns at concurrency 8 (400), turns at concurrency 1 (50), turns of the profiled run (200);
+// CHATD_BENCH_PROFILE_TOP lengthens the profile's lists (10).
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,10 +16,12 @@ import { join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
 import { sqlFloor, type CapturedStatement, type ClientTurn } from "./sql-floor.ts";
+import { profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
 import { benchDatabase, commitRate, percentile, printTable } from "./support.ts";
 
 const TURNS = Number(process.argv[2] ?? 400);
 const SERIAL_TURNS = Number(process.argv[3] ?? 50);
+const PROFILE_TURNS = Number(process.argv[4] ?? 200);
 const SCHEMA = { type: "object", properties: { files: { type: "integer" }, first: { type: "string" } }, required: ["files"], additionalProperties: false };
 const SCRIPT = JSON.stringify({ script: [
   { tool_calls: [{ name: "list_files", args: { path: "." } }] },
@@ -83,10 +90,12 @@ async function createChats(pool: pg.Pool, user: string, count: number): Promise<
   }));
 }
 
-async function waitForReceipts(pool: pg.Pool, total: number): Promise<void> {
+/** Until every structured request created so far has its receipt. Counted through the partial index of pending
+ * requests, so the polling reads no table that grows with the run (it would show in the profile's scans). */
+async function waitForReceipts(pool: pg.Pool): Promise<void> {
   for (;;) {
-    const { rows } = await pool.query<{ n: number }>("select count(*)::int as n from chat_public.structured_output_requests where status <> 'pending'");
-    if (rows[0]!.n >= total) return;
+    const { rows } = await pool.query<{ n: number }>("select count(*)::int as n from chat_public.structured_output_requests where status = 'pending'");
+    if (rows[0]!.n === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -105,21 +114,25 @@ async function writeTransactions(pool: pg.Pool): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-/** Where the database time of a turn goes: PL/pgSQL function times (pg_stat_user_functions) over a short replay of
- * the SQL floor with track_functions on. Only that replay is instrumented: timing every call costs the server about a
- * tenth of its throughput, which the measured runs must not pay. */
-async function functionTimes(pool: pg.Pool, url: string, user: string, statements: Record<string, CapturedStatement>):
-  Promise<[string, string][]> {
-  await pool.query("select pg_stat_reset()");
-  const replay = sqlFloor(url, user, CLIENT_TURN, statements, { clients: 8, seconds: 3, trackFunctions: true });
-  if ("skipped" in replay) return [["  db function times", `skipped: ${replay.skipped}`]];
-  // Other backends flush their counters when their transactions end, at most once a second; pgbench's have exited.
-  await pool.query("select pg_stat_clear_snapshot()");
-  const { rows } = await pool.query<{ name: string; calls: string; self_ms: number; total_ms: number }>(
-    `select schemaname || '.' || funcname as name, calls, self_time as self_ms, total_time as total_ms
-     from pg_stat_user_functions order by self_time desc limit 12`);
-  return rows.map((row) => [`  db ${row.name} (${row.calls} calls, pgbench replay)`,
-    `self ${(row.self_ms / replay.turns).toFixed(2)} ms/turn, total ${(row.total_ms / replay.turns).toFixed(2)} ms/turn`]);
+/** Where the database time of a turn goes: a separate run of `turns` turns with a new worker while the database
+ * times every statement and function (bench/server-cost.ts). Only this run is instrumented: timing every call costs
+ * the server a good part of its throughput, which the measured runs must not pay. */
+async function profile(pool: pg.Pool, url: string, user: string, turns: number): Promise<[string, string][]> {
+  await pool.query("delete from chat_public.chats");
+  const statements = await startProfiling(pool);
+  // New sessions, the worker's and the client's: the database's settings apply from a session's start.
+  const clients = new pg.Pool({ connectionString: url, max: 4 });
+  const statsFile = join(tmpdir(), `chatd-bench-${process.pid}-profile.json`);
+  const worker = startWorker(url, workspaces, 8, statsFile);
+  try {
+    await createChats(clients, user, turns);
+    await waitForReceipts(pool);
+  } finally {
+    await stopWorker(worker);
+    await clients.end();
+  }
+  return [["profile: top statements (ms per turn, nested included) and functions, a separate profiled run", `${turns} turns`],
+    ...await profileRows(pool, turns, statements, Number(process.env.CHATD_BENCH_PROFILE_TOP ?? 10))];
 }
 
 const workspaces = join(tmpdir(), `chatd-bench-${process.pid}`);
@@ -141,22 +154,24 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     const worker = startWorker(db.url, workspaces, concurrency, statsFile);
     // Warm up (module load, first compile, connection pools) before measuring.
     await createChats(pool, user, 4);
-    await waitForReceipts(pool, 4);
+    await waitForReceipts(pool);
     await pool.query("delete from chat_public.chats");
     const writesBefore = await writeTransactions(pool);
     const jobsBefore = await jobsAdded(pool);
     const workerBefore = await workerStats(worker, statsFile);
+    const serverBefore = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) : NaN;
     const started = performance.now();
     if (serial) {
       for (let i = 0; i < turns; i++) {
         await createChats(pool, user, 1);
-        await waitForReceipts(pool, i + 1);
+        await waitForReceipts(pool);
       }
     } else {
       await createChats(pool, user, turns);
-      await waitForReceipts(pool, turns);
+      await waitForReceipts(pool);
     }
     const seconds = (performance.now() - started) / 1000;
+    const serverMs = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) - serverBefore : NaN;
     const writes = (await writeTransactions(pool)) - writesBefore;
     const jobs = (await jobsAdded(pool)) - jobsBefore;
     const workerAfter = await workerStats(worker, statsFile);
@@ -164,11 +179,14 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     const { ms, failed } = await latencies(pool);
     const rate = turns / seconds;
     if (!serial) {
+      const floorBefore = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) : NaN;
       const floor = sqlFloor(db.url, user, CLIENT_TURN, workerAfter.statements, { clients: concurrency, seconds: 8 });
+      const floorMs = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) - floorBefore : NaN;
       results.push(["SQL floor: this turn's statements replayed by pgbench, no worker, turns/s", "skipped" in floor
         ? `skipped: ${floor.skipped}`
         : `${floor.turnsPerSecond.toFixed(1)} (the worker reached ${(rate / floor.turnsPerSecond).toFixed(2)} of it)`]);
-      if (!("skipped" in floor)) results.push(...await functionTimes(pool, db.url, user, workerAfter.statements));
+      if (!("skipped" in floor)) results.push(["SQL floor: PostgreSQL CPU ms per turn", (floorMs / floor.turns).toFixed(2)]);
+      results.push(...await profile(pool, db.url, user, PROFILE_TURNS));
     }
     results.push(
       [`concurrency ${concurrency}: structured turns`, `${turns} (${failed} not succeeded)`],
@@ -177,6 +195,7 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
       [`concurrency ${concurrency}: transactions that wrote, per turn (all sessions)`, (writes / turns).toFixed(1)],
       [`concurrency ${concurrency}: worker round trips per turn`, ((workerAfter.roundTrips - workerBefore.roundTrips) / turns).toFixed(1)],
       [`concurrency ${concurrency}: job-queue hops (jobs added) per turn`, (jobs / turns).toFixed(2)],
+      [`concurrency ${concurrency}: PostgreSQL CPU ms per turn (all server processes)`, (serverMs / turns).toFixed(2)],
       [`concurrency ${concurrency}: worker CPU ms per turn`, ((workerAfter.cpuMs - workerBefore.cpuMs) / turns).toFixed(2)],
     );
   } finally {

@@ -2,13 +2,15 @@
 // 500 ms (the scripted provider's delay: not a real model) and then finishes. For 64, 256 and 1024 turns in flight
 // (the worker's --concurrency), all runnable when the worker starts, it prints turns/s against the ideal (in flight ÷
 // turn latency) and against the CPU-bound rate of the same turn without model latency, p50/p99 of the time to each
-// turn's commit, the worker's peak database connections (pg_stat_activity) and its RSS growth per turn in flight.
+// turn's commit, PostgreSQL's CPU per turn (all its processes, /proc) beside the worker's, the worker's peak database
+// connections (pg_stat_activity) and its RSS growth per turn in flight.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
+import { processCpuMs, serverCpuMs } from "./server-cost.ts";
 import { benchDatabase, percentile, printTable } from "./support.ts";
 
 const STEP_MS = 500;
@@ -53,6 +55,9 @@ interface Run {
   done: number[];
   peakConnections: number;
   rssPerTurn: number;
+  /** CPU milliseconds per turn of PostgreSQL (all its processes) and of the worker process. */
+  serverMsPerTurn: number;
+  workerMsPerTurn: number;
 }
 
 async function untilAllWaiting(pool: pg.Pool, onPoll: () => Promise<void> = async () => undefined): Promise<void> {
@@ -79,6 +84,8 @@ async function measure(count: number, delayMs: number): Promise<Run> {
     const idleRss = rssBytes(worker.pid!);
     let peakConnections = 0;
     let peakRss = idleRss;
+    const serverBefore = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) : NaN;
+    const workerBefore = processCpuMs(worker.pid!);
     // One transaction: every turn becomes runnable at its commit.
     await createChats(pool, user, count, delayMs);
     const startedAt = (await pool.query<{ now: Date }>("select clock_timestamp() as now")).rows[0]!.now;
@@ -89,10 +96,13 @@ async function measure(count: number, delayMs: number): Promise<Run> {
       peakRss = Math.max(peakRss, rssBytes(worker.pid!));
     });
     const seconds = (performance.now() - started) / 1000;
+    const serverMs = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) - serverBefore : NaN;
+    const workerMs = processCpuMs(worker.pid!) - workerBefore;
     const { rows } = await pool.query<{ ms: number }>(
       `select extract(epoch from (created_at - $1::timestamptz)) * 1000 as ms from chat_public.chat_messages
        where role = 'assistant' and kind = 'message' order by 1`, [startedAt]);
-    return { seconds, done: rows.map((r) => Number(r.ms)), peakConnections, rssPerTurn: (peakRss - idleRss) / count };
+    return { seconds, done: rows.map((r) => Number(r.ms)), peakConnections, rssPerTurn: (peakRss - idleRss) / count,
+      serverMsPerTurn: serverMs / rows.length, workerMsPerTurn: workerMs / rows.length };
   } finally {
     await stopWorker(worker);
     await pool.end();
@@ -103,7 +113,8 @@ async function measure(count: number, delayMs: number): Promise<Run> {
 const results: [string, string][] = [];
 const cpuBound = await measure(256, 0);
 const cpuRate = cpuBound.done.length / cpuBound.seconds;
-results.push(["CPU-bound: the same turn without model latency, 256 in flight, turns/s", cpuRate.toFixed(1)]);
+results.push(["CPU-bound: the same turn without model latency, 256 in flight, turns/s", cpuRate.toFixed(1)],
+  ["CPU-bound: PostgreSQL / worker CPU ms per turn", `${cpuBound.serverMsPerTurn.toFixed(2)} / ${cpuBound.workerMsPerTurn.toFixed(2)}`]);
 for (const size of SIZES) {
   const run = await measure(size, STEP_MS);
   const rate = run.done.length / run.seconds;
@@ -113,6 +124,7 @@ for (const size of SIZES) {
     [`${size} in flight: turns/s (ideal ${ideal.toFixed(0)}, CPU-bound ${cpuRate.toFixed(0)})`,
       `${rate.toFixed(1)} (${((rate / Math.min(ideal, cpuRate)) * 100).toFixed(0)}% of the lower bound)`],
     [`${size} in flight: runnable → commit p50 / p99 ms`, `${percentile(run.done, 50).toFixed(0)} / ${percentile(run.done, 99).toFixed(0)}`],
+    [`${size} in flight: PostgreSQL / worker CPU ms per turn`, `${run.serverMsPerTurn.toFixed(2)} / ${run.workerMsPerTurn.toFixed(2)}`],
     [`${size} in flight: peak worker connections`, String(run.peakConnections)],
     [`${size} in flight: worker RSS growth per turn in flight`, `${(run.rssPerTurn / 1024).toFixed(1)} KiB`],
   );

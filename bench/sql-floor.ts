@@ -25,8 +25,6 @@ export type FloorResult = { turnsPerSecond: number; turns: number } | { skipped:
 export interface FloorOptions {
   clients: number;
   seconds: number;
-  /** Time every PL/pgSQL call (track_functions = pl) in the replaying sessions, for pg_stat_user_functions. */
-  trackFunctions?: boolean;
 }
 
 /** The worker's statements of one turn in order. Each returns (runner_id, history_version, generation_attempt, ...),
@@ -86,10 +84,8 @@ export function sqlFloor(url: string, userId: string, client: ClientTurn, statem
     const file = join(dir, "turn.sql");
     writeFileSync(file, built.script);
     const defines = Object.entries({ ...built.variables, user_id: userId }).flatMap(([k, v]) => ["-D", `${k}=${v}`]);
-    const env = options.trackFunctions === true
-      ? { ...process.env, PGOPTIONS: `${process.env.PGOPTIONS ?? ""} -c track_functions=pl`.trim() } : process.env;
     const run = spawnSync("pgbench", ["-n", "-M", "prepared", "-c", String(options.clients), "-j", "2",
-      "-T", String(options.seconds), ...defines, "-f", file, url], { encoding: "utf8", env });
+      "-T", String(options.seconds), ...defines, "-f", file, url], { encoding: "utf8" });
     if (run.error != null) return { skipped: `pgbench could not run (${run.error.message}); it comes with PostgreSQL's client tools` };
     const tps = /tps = ([0-9.]+)/.exec(run.stdout);
     const processed = /number of transactions actually processed: ([0-9]+)/.exec(run.stdout);

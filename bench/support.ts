@@ -1,6 +1,7 @@
 // Shared pieces of the benchmarks: a fresh migrated database (DATABASE_URL's server, else an embedded one),
 // percentiles, and a table printer. Benchmarks print figures; they never assert on time.
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { ensureDatabase, projectRoot, withDatabase } from "../src/db/database.ts";
@@ -9,12 +10,19 @@ import { migrate } from "../src/db/migrate.ts";
 
 export interface BenchDatabase {
   url: string;
+  /** The embedded server's postmaster, for its CPU (bench/server-cost.ts); undefined on a DATABASE_URL server. */
+  postmasterPid?: number;
   close(): Promise<void>;
 }
 
+/** The bench cluster loads pg_stat_statements with tracking off: a profiling session turns it on for itself. */
+const PROFILING_SETTINGS = ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=none",
+  "pg_stat_statements.max=1000"];
+
 export async function benchDatabase(label: string): Promise<BenchDatabase> {
+  const dataDir = join(projectRoot, ".chatd", `bench-postgres-${label}`);
   const embedded = process.env.DATABASE_URL ? undefined
-    : await startEmbedded({ dataDir: join(projectRoot, ".chatd", `bench-postgres-${label}`), ephemeral: true });
+    : await startEmbedded({ dataDir, ephemeral: true, settings: PROFILING_SETTINGS });
   const admin = process.env.DATABASE_URL ?? embedded!.url;
   const name = `chatd_bench_${label}_${randomBytes(3).toString("hex")}`;
   await ensureDatabase(admin, name);
@@ -22,6 +30,7 @@ export async function benchDatabase(label: string): Promise<BenchDatabase> {
   await migrate(url);
   return {
     url,
+    ...(embedded != null ? { postmasterPid: Number(readFileSync(join(dataDir, "cluster", "postmaster.pid"), "utf8").split("\n")[0]) } : {}),
     async close() {
       const client = new pg.Client({ connectionString: admin });
       await client.connect();

@@ -45,6 +45,22 @@ end;
 $$ language plpgsql stable;
 select chat_private.grant_execute('chat_private._to_state(text, text, text)', '{}');
 
+-- The one live-lease predicate: a lease row is live until its expires_at, not at it. Everything that asks whether a
+-- lease holds (_lease_is_live, the sweep, the operator views) asks this, so they cannot disagree at the boundary.
+-- SQL without a SET clause, so PostgreSQL inlines it into the statements that call it.
+create or replace function chat_private.lease_row_is_live(p_expires_at timestamptz) returns boolean as $$
+  select p_expires_at > now();
+$$ language sql stable;
+select chat_private.grant_execute('chat_private.lease_row_is_live(timestamptz)', '{chat_operator, chat_worker}');
+
+-- The one worker-process liveness predicate, with the lease's boundary: a worker that reported itself alive until
+-- expires_at (report_worker_alive) is dead from that instant on, as a lease is, so a job and a lease held by the
+-- same process lapse together. Inlined as lease_row_is_live is.
+create or replace function chat_private.worker_row_is_live(p_expires_at timestamptz) returns boolean as $$
+  select p_expires_at > now();
+$$ language sql stable;
+select chat_private.grant_execute('chat_private.worker_row_is_live(timestamptz)', '{chat_operator, chat_worker}');
+
 -- The live-lease check: p_runner_id (any runner when null) holds an unexpired lease on the chat. A worker
 -- transition's fence holds only while its runner does; acquire_lease refuses while any runner does. Callers ask in
 -- a statement of their own after the chat lock is held, so a lease changed by a transaction they waited for is seen.
@@ -52,22 +68,43 @@ create or replace function chat_private._lease_is_live(p_chat_id uuid, p_runner_
 begin
   return exists (select 1 from chat_private.chat_leases l
                  where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
-                   and l.expires_at > now());
+                   and chat_private.lease_row_is_live(l.expires_at));
 end;
 $$ language plpgsql stable;
 select chat_private.grant_execute('chat_private._lease_is_live(uuid, uuid)', '{}');
 
+-- Why p_transition is refused on p_chat (locked by the caller): XX000 for an unknown transition, CHARC when the
+-- chat is archived, CHTRN otherwise. Returns when the transition is allowed after all (a commit the caller's lock
+-- waited for allowed it). The one diagnosis of the rule's refusals, for _begin_transition and
+-- _lock_for_worker_transition.
+create or replace function chat_private._check_transition_rule(p_chat chat_public.chats, p_transition text) returns void as $$
+declare
+  v_state text := chat_private.chat_state(p_chat);
+  v_allowed boolean := (chat_private._transition_rule(p_transition, v_state)).allowed;
+begin
+  if v_allowed is null then
+    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
+  end if;
+  if not v_allowed then
+    if v_state = 'archived' then
+      raise exception 'chat is archived' using errcode = 'CHARC';
+    end if;
+    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
+      detail = v_state;
+  end if;
+end;
+$$ language plpgsql stable;
+select chat_private.grant_execute('chat_private._check_transition_rule(chat_public.chats, text)', '{}');
+
 -- Locks the chat, checks the allowed-transition table, bumps snapshot_version once. p_owner hides other users' chats.
 -- The allowed case is one UPDATE: it waits for the row lock, then checks the rule against the row as it is after
--- the wait, bumps and returns it. Any refusal is diagnosed by the locking reads below, in the original order (CHNTF,
--- unknown transition, CHARC, CHTRN); should a commit between the two make the transition allowed after all, those
--- reads go on and bump as before.
+-- the wait, bumps and returns it. Any refusal is diagnosed by the locking read below, in the original order (CHNTF,
+-- then _check_transition_rule's); should a commit between the two make the transition allowed after all, the
+-- transition goes on and bumps as before.
 create or replace function chat_private._begin_transition(p_chat_id uuid, p_transition text, p_owner uuid default null)
 returns chat_public.chats as $$
 declare
   v_chat chat_public.chats;
-  v_state text;
-  v_allowed boolean;
 begin
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1
   where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
@@ -80,36 +117,61 @@ begin
   if not found or (p_owner is not null and v_chat.owner_id <> p_owner) then
     raise exception 'chat not found' using errcode = 'CHNTF';
   end if;
-  v_state := chat_private.chat_state(v_chat);
-  v_allowed := (chat_private._transition_rule(p_transition, v_state)).allowed;
-  if v_allowed is null then
-    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
-  end if;
-  if not v_allowed then
-    if v_state = 'archived' then
-      raise exception 'chat is archived' using errcode = 'CHARC';
-    end if;
-    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
-      detail = v_state;
-  end if;
+  perform chat_private._check_transition_rule(v_chat, p_transition);
   update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
   return v_chat;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private._begin_transition(uuid, text, uuid)', '{}');
 
--- Worker transitions check the fence before anything else, so a stale runner always sees CHFNC, whatever the state.
--- The usual case is one UPDATE that locks the row, checks the fence's versions and the transition rule on the row
--- as it is after any lock wait, and bumps snapshot_version; the lease is then checked by a statement of its own,
--- whose snapshot is taken after the lock is held. Only CHFNC is left to raise there, and raising it undoes the bump.
--- When the UPDATE matches nothing, the locking reads below diagnose in the original order: CHNTF, then CHFNC, then
--- _begin_transition's state checks. History rows the transition inserts next move the fence (_fence_history).
+-- The one owner of a worker transition's lock and checks: locks the chat row (FOR NO KEY UPDATE, as the UPDATE that
+-- follows takes it) where the fence's versions and the transition rule hold on the row as it is after any lock wait
+-- (a qual is evaluated again on the newest row version), then checks the lease in a statement of its own, whose
+-- snapshot is taken with the lock held, so a lease changed by a transaction it waited for is seen. It writes
+-- nothing: the caller's one UPDATE bumps snapshot_version (or _fence_history moves the fence and bumps in one), so a
+-- transition writes one chat row version.
 --
--- p_moves_history: the caller inserts history rows next (not receipts). Then the row is locked by a read with the
--- same checks (as finish_turn does) and, the lease checked, _fence_history(chat, true) bumps snapshot_version and
--- moves the fence in one UPDATE: one chat row version for the transition, not the bump's and the fence's, while the
--- fence keeps its one writer. A refusal is diagnosed as above; should the transition be allowed after all by then,
--- _begin_transition bumps and the rows' trigger moves the fence (a second version, on that rare path only).
+-- A fenced transition (p_runner_id given) checks the fence before anything else, so a stale runner always sees
+-- CHFNC whatever the state: CHNTF, then CHFNC (versions or lease), then the rule (_check_transition_rule). With
+-- p_runner_id null (acquire_lease) there is no fence: the rule, then CHLSD while any runner's lease is live.
+-- acquire_lease, _begin_worker_transition and finish_turn lock through here; nothing else states these checks.
+create or replace function chat_private._lock_for_worker_transition(p_chat_id uuid, p_transition text,
+  p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) returns void as $$
+declare
+  v_chat chat_public.chats;
+begin
+  perform 1 from chat_public.chats c
+  where c.id = p_chat_id
+    and (p_runner_id is null or (c.history_version = p_history_version and c.generation_attempt = p_generation_attempt))
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+  for no key update;
+  if not found then
+    select * into v_chat from chat_public.chats where id = p_chat_id for no key update;
+    if not found then
+      raise exception 'chat not found' using errcode = 'CHNTF';
+    end if;
+    if p_runner_id is not null and (v_chat.history_version is distinct from p_history_version
+       or v_chat.generation_attempt is distinct from p_generation_attempt
+       or not chat_private._lease_is_live(p_chat_id, p_runner_id)) then
+      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+    end if;
+    perform chat_private._check_transition_rule(v_chat, p_transition);
+  end if;
+  if p_runner_id is null then
+    if chat_private._lease_is_live(p_chat_id, null) then
+      raise exception 'another runner holds the lease' using errcode = 'CHLSD';
+    end if;
+  elsif not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  end if;
+end;
+$$ language plpgsql volatile;
+select chat_private.grant_execute('chat_private._lock_for_worker_transition(uuid, text, uuid, bigint, bigint)', '{}');
+
+-- Locks the chat for a fenced worker transition (_lock_for_worker_transition) and bumps snapshot_version once.
+-- p_moves_history: the caller inserts history rows next (not receipts); then _fence_history(chat, true) bumps
+-- snapshot_version and moves the fence in one UPDATE: one chat row version for the transition, not the bump's and
+-- the fence's, while the fence keeps its one writer.
 create or replace function chat_private._begin_worker_transition(
   p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint,
   p_moves_history boolean default false)
@@ -117,39 +179,13 @@ returns chat_public.chats as $$
 declare
   v_chat chat_public.chats;
 begin
+  perform chat_private._lock_for_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version,
+                                                   p_generation_attempt);
   if p_moves_history then
-    perform 1 from chat_public.chats c
-    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-    for no key update;
-    if found then
-      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-      end if;
-      return chat_private._fence_history(p_chat_id, true);
-    end if;
-  else
-    update chat_public.chats c set snapshot_version = c.snapshot_version + 1
-    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-    returning * into v_chat;
-    if found then
-      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-      end if;
-      return v_chat;
-    end if;
+    return chat_private._fence_history(p_chat_id, true);
   end if;
-  select * into v_chat from chat_public.chats where id = p_chat_id for update;
-  if not found then
-    raise exception 'chat not found' using errcode = 'CHNTF';
-  end if;
-  if v_chat.history_version is distinct from p_history_version
-     or v_chat.generation_attempt is distinct from p_generation_attempt
-     or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-  end if;
-  return chat_private._begin_transition(p_chat_id, p_transition);
+  update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
+  return v_chat;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private._begin_worker_transition(uuid, text, uuid, bigint, bigint, boolean)', '{}');
@@ -356,16 +392,24 @@ select chat_private.grant_execute('chat_private._write_receipt(uuid, chat_public
 -- How a request's receipt came about, read when the receipt is written (_record_receipt): the request's turns (one,
 -- unless the request never ran), the usage their model calls reported, and the chat's model config. Finalization
 -- attempts are the batches judged against the request: rejections, discarded candidates and the current one.
+-- PL/pgSQL so that its plan is kept for the session (a SQL function that cannot be inlined is planned at every
+-- call); each turn's usage is summed by its own index range of the chat's messages (chat_messages_chat), so a
+-- receipt costs the same however many messages the table holds.
 create or replace function chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid)
 returns table (finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text,
                input_tokens bigint, output_tokens bigint, started_at timestamptz) as $$
+begin
+  return query
   with turns as (
     select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
   ), usage as (
-    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+    select sum(u.input_tokens)::bigint as input_tokens, sum(u.output_tokens)::bigint as output_tokens
     from turns t
-    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
-      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
+    cross join lateral (
+      select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+      from chat_public.chat_messages m
+      where m.chat_id = t.chat_id and m.id > coalesce(t.input_message_id, 0) and m.usage is not null
+        and m.created_at >= t.started_at and (t.finished_at is null or m.created_at <= t.finished_at)) u
   )
   select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
                    from turns t), 0)::integer,
@@ -376,7 +420,8 @@ returns table (finalization_attempts integer, model_steps integer, model_config_
   left join chat_private.model_configs mc on mc.id = c.model_config_id
   cross join usage u
   where c.id = p_chat_id;
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private._receipt_provenance(uuid, uuid)', '{}');
 
 -- _write_receipt's writes, for a request its caller has locked (FOR UPDATE) and found pending in this transaction:

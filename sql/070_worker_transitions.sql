@@ -7,19 +7,12 @@ declare
   v_chat chat_public.chats;
   v_runner uuid := gen_random_uuid();
 begin
-  -- _begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
-  -- version instead of two. A refusal is diagnosed by _begin_transition itself; CHLSD below undoes the attempt
-  -- with the rest of the transaction.
+  -- The lock and the checks (rule, then CHLSD) are _lock_for_worker_transition's; one UPDATE then bumps
+  -- snapshot_version and starts the new generation attempt: one row version.
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'acquire_lease', null, null, null);
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
-  where c.id = p_chat_id and (chat_private._transition_rule('acquire_lease', chat_private.chat_state(c))).allowed
+  where c.id = p_chat_id
   returning * into v_chat;
-  if not found then
-    perform chat_private._begin_transition(p_chat_id, 'acquire_lease');
-    update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
-  end if;
-  if chat_private._lease_is_live(p_chat_id, null) then
-    raise exception 'another runner holds the lease' using errcode = 'CHLSD';
-  end if;
   -- The default length is read as chat_private.setting_int reads it, without the cost of calling it.
   insert into chat_private.chat_leases (chat_id, runner_id, worker_id, expires_at)
   values (p_chat_id, v_runner, p_worker_id,
@@ -196,39 +189,24 @@ select chat_private.grant_execute('chat_private.enter_requires_action(uuid, uuid
 -- p_outcome null: the active structured request (if any) succeeds with the durable candidate. Otherwise
 -- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
 --
--- One chat row version instead of two: the row is locked first by a read that checks the fence and the rule as
--- _begin_worker_transition's UPDATE does (on the row as it is after any lock wait), then one UPDATE, whose snapshot
--- is taken with the lock held, bumps snapshot_version and sets the end state. The state depends on the queue, which
--- only chat-lock holders change, so it is read by that UPDATE and not by a statement that may have waited for the
--- lock (a statement that waited would not see a message queued by the transaction it waited for). Nothing before
--- the turn closes below reads the status; the same jobs are enqueued (running stays running, waiting enqueues
--- nothing, the promoted turn's insert enqueues as before).
+-- One chat row version: _lock_for_worker_transition locks the row and checks fence, lease and rule, then one UPDATE,
+-- whose snapshot is taken with the lock held, bumps snapshot_version and sets the end state. The state depends on
+-- the queue, which only chat-lock holders change, so it is read by that UPDATE and not by a statement that may have
+-- waited for the lock (a statement that waited would not see a message queued by the transaction it waited for).
+-- Nothing before the turn closes below reads the status; the same jobs are enqueued (running stays running,
+-- waiting enqueues nothing, the promoted turn's insert enqueues as before).
 create or replace function chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_outcome jsonb default null) returns chat_public.chat_status as $$
 declare
-  v_bumped boolean := false;
   v_request uuid;
   v_request_chat uuid;
   v_candidate_present boolean;
   v_candidate_value jsonb;
   v_chat chat_public.chats;
 begin
-  perform 1 from chat_public.chats c
-  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (chat_private._transition_rule('finish_turn', chat_private.chat_state(c))).allowed
-  for no key update;
-  if found then
-    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-    end if;
-  else
-    -- Refused: _begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
-    -- allowed after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
-    perform chat_private._begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
-                                                 p_generation_attempt);
-    v_bumped := true;
-  end if;
-  update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+                                                   p_generation_attempt);
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
     status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
       case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
            then 'running' else 'waiting' end),
@@ -352,21 +330,22 @@ begin
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
+      and ((not chat_private.lease_row_is_live(l.expires_at) and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
                         or (j.locked_at > now() - v_lease
                             and not exists (select 1 from chat_private.worker_processes w
-                                            where w.queue_id = j.locked_by and w.expires_at <= now()))))))
+                                            where w.queue_id = j.locked_by and not chat_private.worker_row_is_live(w.expires_at)))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
     if v_chat.had_lease then
       update chat_private.turn_progress set recoveries = recoveries + 1
       where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
-      delete from chat_private.chat_leases where chat_id = v_chat.id and expires_at <= now();
+      delete from chat_private.chat_leases l
+      where l.chat_id = v_chat.id and not chat_private.lease_row_is_live(l.expires_at);
       if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
         perform chat_private._begin_transition(v_chat.id, 'finish_error');
         perform chat_private._fail_turn(v_chat.id, 'recovery_limit',
@@ -383,7 +362,8 @@ begin
   -- this one write goes to its table; every read here uses its public view graphile_worker.jobs.
   delete from graphile_worker._private_jobs j
   using graphile_worker.jobs v, chat_private.worker_processes w
-  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
+  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by
+    and not chat_private.worker_row_is_live(w.expires_at)
     and j.locked_at is not null;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'

@@ -9,14 +9,14 @@ create or replace view chat_private.stuck_chats with (security_invoker = true) a
   from chat_public.chats c
   left join chat_private.chat_leases l on l.chat_id = c.id
   left join chat_private.turn_progress t on t.chat_id = c.id and t.finished_at is null
-  where c.status in ('running', 'interrupting') and (l.chat_id is null or l.expires_at <= now());
+  where c.status in ('running', 'interrupting') and (l.chat_id is null or not chat_private.lease_row_is_live(l.expires_at));
 comment on view chat_private.stuck_chats is
   E'Runnable chats (running, interrupting) without a live lease. The worker''s sweep re-enqueues them every few seconds; a row that stays here means no worker is running. Columns: lease_expired_at is null when no lease was ever taken for the current run; stuck_for counts from the lease expiry or the last change; recoveries is the open turn''s count of expired leases.';
 -- The worker's /metrics counts stuck chats (src/metrics.ts).
 grant select on chat_private.stuck_chats to chat_operator, chat_worker;
 
 create or replace view chat_private.lease_holders with (security_invoker = true) as
-  select l.chat_id, l.runner_id, l.worker_id, l.acquired_at, l.expires_at, l.expires_at > now() as live,
+  select l.chat_id, l.runner_id, l.worker_id, l.acquired_at, l.expires_at, chat_private.lease_row_is_live(l.expires_at) as live,
          c.status, c.generation_attempt
   from chat_private.chat_leases l join chat_public.chats c on c.id = l.chat_id;
 comment on view chat_private.lease_holders is
@@ -75,7 +75,8 @@ create or replace view chat_private.job_queue as
            as oldest_waiting_since
   from graphile_worker.jobs j
   cross join lateral (select exists (select 1 from chat_private.worker_processes w
-                                     where w.queue_id = j.locked_by and w.expires_at < now()) as is_dead) dead
+                                     where w.queue_id = j.locked_by
+                                       and not chat_private.worker_row_is_live(w.expires_at)) as is_dead) dead
   group by j.task_identifier;
 comment on view chat_private.job_queue is
   E'Graphile Worker jobs by task, each counted once: waiting (due now), scheduled (later, e.g. requires_action deadlines), running (locked by a live worker), locked_by_dead_worker (its worker stopped reporting: the sweep re-enqueues the chat and removes the job), failed_permanently (out of attempts, not locked) and since when the oldest due job waits. Counts only; it reads the queue with its owner''s rights because chat_operator has none on graphile_worker.';

@@ -21,6 +21,8 @@ export interface EmbeddedOptions {
   /** Throw-away cluster (the test run's): start from an empty folder and skip fsync. */
   ephemeral?: boolean;
   log?: (line: string) => void;
+  /** Extra server settings (`name=value`), e.g. the benchmarks' shared_preload_libraries. */
+  settings?: string[];
 }
 
 export function freePort(): Promise<number> {
@@ -150,6 +152,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   const settings = [
     ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"], // only loopback: one developer's machine
     ...(options.ephemeral ? ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"] : []),
+    ...(options.settings ?? []).flatMap((setting) => ["-c", setting]),
   ];
   if (!initialised) {
     await new EmbeddedPostgres({

@@ -25,6 +25,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private._begin_transition(uuid,text,uuid)",
     "chat_private._begin_worker_transition(uuid,text,uuid,bigint,bigint,boolean)",
     "chat_private._cancel_pending_calls(uuid,text,chat_public.chat_status)",
+    "chat_private._check_transition_rule(chat_public.chats,text)",
     "chat_private._close_turn(uuid)",
     "chat_private._end_turn_and_promote(uuid,text,text)",
     "chat_private._fail_turn(uuid,text,text)",
@@ -32,6 +33,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private._insert_input(uuid,jsonb,uuid,uuid)",
     "chat_private._insert_worker_messages(uuid,jsonb)",
     "chat_private._lease_is_live(uuid,uuid)",
+    "chat_private._lock_for_worker_transition(uuid,text,uuid,bigint,bigint)",
     "chat_private._open_turn(uuid)",
     "chat_private._promote_queue_head(uuid)",
     "chat_private._queue_message(uuid,jsonb,uuid,uuid,boolean)",
@@ -137,6 +139,9 @@ const GRANTS: [string[], string[]][] = [
     "chat_private.dispatch_batch(uuid)",
     "chat_private.response_format_errors(jsonb)",
     "chat_private.schema_sha256(jsonb)",
+    // The live predicates, inlined into the operator views and the sweep (security invoker views need EXECUTE).
+    "chat_private.lease_row_is_live(timestamp with time zone)",
+    "chat_private.worker_row_is_live(timestamp with time zone)",
   ]],
   // GraphQL computed columns and result fields (read under RLS).
   [["chat_anonymous", "chat_user", "chat_operator"], [
