@@ -1,15 +1,17 @@
-// `npm test`: type-check, lint, then every test file against a real PostgreSQL (DATABASE_URL, else an embedded
-// one). A template database is migrated once; each test file clones it (test/support/db.ts) and runs in a node
-// process of its own, CHATD_TEST_JOBS of them at once (default 3: the files mostly wait on PostgreSQL and on child
-// processes, so a third worker keeps two cores busy). A file whose first lines say `// test-runner: serial` runs
-// alone, after the others. Files start longest first, by the times of the previous run (.chatd/test-times.json).
-// Each file's output is printed in one block when it ends, with its wall time; the slowest files are listed before
-// the last line, `N passed, N failed`, which CI reads. uvu prints no failed count, so failures are Total - Passed.
+// `npm test`: every test file against a real PostgreSQL (DATABASE_URL, else an embedded one), with the type-check
+// and lint running beside them. A template database is migrated once; each test file clones it (test/support/db.ts)
+// and runs in a node process of its own, CHATD_TEST_JOBS of them at once (default: one more than the cores, 2 to 4;
+// the files mostly wait on PostgreSQL and on child processes). A file whose first lines say
+// `// test-runner: serial` runs alone, after the others. Files start longest first, by the times of the previous
+// run (.chatd/test-times.json). Each file's output is printed in one block when it ends, with its wall time; the
+// slowest files are listed before the last line, `N passed, N failed`, which CI reads. uvu prints no failed count,
+// so failures are Total - Passed.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, relative } from "node:path";
 import pg from "pg";
+import { API_ROLE } from "../src/api/api-role.ts";
 import { resolveJwtSecret } from "../src/api/auth.ts";
 import { ensureDatabase, projectRoot, withDatabase } from "../src/db/database.ts";
 import { startEmbedded, type EmbeddedServer } from "../src/db/embedded.ts";
@@ -24,14 +26,13 @@ const fileTimeoutMs = Number(process.env.CHATD_TEST_FILE_TIMEOUT_S ?? 900) * 100
 
 interface Run { code: number; out: string }
 
+/** A command whose output is kept and printed in one block when it ends (it runs beside the test files). */
 function run(command: string, args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: projectRoot, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(command, args, { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      process.stdout.write(chunk);
-    });
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.on("close", (code) => resolve({ code: code ?? 1, out }));
   });
 }
@@ -96,18 +97,21 @@ let failed = 0;
 const filter = process.argv[2];
 const suiteStarted = performance.now();
 
-if (!filter) {
-  console.log("== type-check (tsc --noEmit, strict)");
+// Type-check and lint run beside the test files (they use the CPU while the files mostly wait), one after the
+// other, each counted as one test.
+const checks = filter ? Promise.resolve() : (async () => {
   const tsc = await run(bin("tsc"), ["--noEmit", "-p", "."]);
   // The web console has its own settings (DOM, JSX): console/tsconfig.json.
   const consoleTsc = await run(bin("tsc"), ["--noEmit", "-p", "console"]);
-  if (tsc.code === 0 && consoleTsc.code === 0) passed += 1;
+  const typed = tsc.code === 0 && consoleTsc.code === 0;
+  process.stdout.write(`\n== type-check (tsc --noEmit, strict) ${typed ? "ok" : "FAILED"}\n${tsc.out}${consoleTsc.out}`);
+  if (typed) passed += 1;
   else failed += 1;
-  console.log("== lint (eslint)");
   const lint = await run(bin("eslint"), ["."]);
+  process.stdout.write(`\n== lint (eslint) ${lint.code === 0 ? "ok" : "FAILED"}\n${lint.out}`);
   if (lint.code === 0) passed += 1;
   else failed += 1;
-}
+})();
 
 let embedded: EmbeddedServer | undefined;
 // The embedded server runs in a session of its own (src/db/embedded.ts): an interrupted run stops it here, and
@@ -129,6 +133,12 @@ const times: Record<string, number> = {};
 try {
   await ensureDatabase(adminUrl, template);
   await migrate(withDatabase(adminUrl, template));
+  // chatd_api is one role for the whole cluster: its password is set here, once, and every file (and every chatd a
+  // file starts on the cluster) uses it; two sessions altering the role at once fail ("tuple concurrently updated").
+  const apiPassword = "chatd-api-test-password";
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`alter role ${API_ROLE} with login password ${pg.escapeLiteral(apiPassword)}`).finally(() => admin.end());
   const pattern = new RegExp(filter ?? "\\.test\\.ts$");
   const files = testFiles(testRoot).filter((file) => pattern.test(file));
   const { parallel, serial } = planOrder(files, isSerial, previousTimes(), (file) => statSync(join(testRoot, file)).size);
@@ -140,9 +150,7 @@ try {
     ...process.env,
     CHATD_TEST_ADMIN_URL: adminUrl,
     CHATD_TEST_TEMPLATE: template,
-    // chatd_api is one role for the whole cluster: every file (and every chatd a file starts on it) sets the same
-    // password, so files running at once do not lock each other's API out.
-    CHATD_API_PASSWORD: "chatd-api-test-password",
+    CHATD_API_PASSWORD: apiPassword,
   };
   const record = (file: string, result: Run & { ms: number }) => {
     times[file] = Math.round(result.ms);
@@ -157,6 +165,7 @@ try {
     for (let file = queue.shift(); file !== undefined; file = queue.shift()) record(file, await runFile(file, env));
   }));
   for (const file of serial) record(file, await runFile(file, env));
+  await checks;
 } finally {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
