@@ -11,7 +11,7 @@ export function parseJobs(setting: string | undefined, cores: number): number {
 }
 
 /**
- * Which files share the pool and which run alone, longest first: by the previous run's time in ms, else (a new
+ * Which files share the pool and which run alone, longest first: by the previous run's time, else (a new
  * file, a fresh clone) by size, placed before every file with a known time so that an unknown long file is not
  * the last to start.
  */

@@ -3,9 +3,9 @@
 // and runs in a node process of its own, CHATD_TEST_JOBS of them at once (default: one more than the cores, 2 to 4;
 // the files mostly wait on PostgreSQL and on child processes). A file whose first lines say
 // `// test-runner: serial` runs alone, after the others. Files start longest first, by the times of the previous
-// run (.chatd/test-times.json). Each file's output is printed in one block when it ends, with its wall time; the
-// slowest files are listed before the last line, `N passed, N failed`, which CI reads. uvu prints no failed count,
-// so failures are Total - Passed.
+// run (.chatd/test-times.json, else scripts/test-times.json). Each file's output is printed in one block when it
+// ends, with its wall time; the slowest files are listed before the last line, `N passed, N failed`, which CI
+// reads. uvu prints no failed count, so failures are Total - Passed.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -20,7 +20,10 @@ import { fileOutcome, parseJobs, planOrder } from "./test-plan.ts";
 
 const bin = (name: string) => join(projectRoot, "node_modules", ".bin", name);
 const testRoot = join(projectRoot, "test");
+// Each file's wall time in seconds from the last run here; a fresh clone (CI) orders by the committed times of a
+// measured run instead (scripts/test-times.json: only their order matters, so they need no refresh per machine).
 const timesFile = join(projectRoot, ".chatd", "test-times.json");
+const seedTimesFile = join(projectRoot, "scripts", "test-times.json");
 // A file still running after this long is killed and counted as failed: a hang must not stall CI.
 const fileTimeoutMs = Number(process.env.CHATD_TEST_FILE_TIMEOUT_S ?? 900) * 1000;
 
@@ -85,11 +88,14 @@ function isSerial(file: string): boolean {
 }
 
 function previousTimes(): Record<string, number> {
-  try {
-    return JSON.parse(readFileSync(timesFile, "utf8")) as Record<string, number>;
-  } catch {
-    return {};
+  for (const file of [timesFile, seedTimesFile]) {
+    try {
+      return JSON.parse(readFileSync(file, "utf8")) as Record<string, number>;
+    } catch {
+      // not there (a fresh clone has no .chatd/), or unreadable: the next source
+    }
   }
+  return {};
 }
 
 let passed = 0;
@@ -153,7 +159,7 @@ try {
     CHATD_API_PASSWORD: apiPassword,
   };
   const record = (file: string, result: Run & { ms: number }) => {
-    times[file] = Math.round(result.ms);
+    times[file] = Math.round(result.ms / 100) / 10;
     const outcome = fileOutcome(result.code, result.out);
     passed += outcome.passed;
     failed += outcome.failed;
@@ -182,7 +188,7 @@ if (!filter) {
   writeFileSync(timesFile, JSON.stringify({ ...previousTimes(), ...times }, null, 1));
 }
 const slowest = Object.entries(times).sort((a, b) => b[1] - a[1]).slice(0, 10);
-console.log(`\n== slowest files\n${slowest.map(([file, ms]) => `${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`).join("\n")}`);
+console.log(`\n== slowest files\n${slowest.map(([file, s]) => `${s.toFixed(1).padStart(7)} s  ${file}`).join("\n")}`);
 console.log(`== wall time ${((performance.now() - suiteStarted) / 1000).toFixed(1)} s`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);
