@@ -22,7 +22,7 @@ export interface HookAnswer {
 export type HookCallResult = { ok: true; answer: HookAnswer } | { ok: false; error: string };
 
 export const SIGNATURE_HEADER = "chatd-signature";
-export const DELIVERY_HEADER = "chatd-delivery";
+const DELIVERY_HEADER = "chatd-delivery";
 /** Answers are small; a larger body is a failure, read no further than this. */
 export const HOOK_RESPONSE_MAX_BYTES = 64 * 1024;
 export const MODEL_CONTEXT_MAX_CHARS = 16 * 1024;

@@ -8,23 +8,10 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { JSONObject, LanguageModelV4, LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import type { FetchFunction } from "@ai-sdk/provider-utils";
 import { scriptedModel } from "./scripted/model.ts";
-import type { ModelConfig, ProviderKind, ToolChoice, ToolSpec } from "./types.ts";
+import type { ModelConfig, ToolChoice, ToolSpec } from "./types.ts";
 
-/** providerOptions / providerMetadata key used for each provider kind. */
-export const COMPATIBLE_NAME = "compatible";
-export function optionsKey(kind: ProviderKind): string {
-  switch (kind) {
-    case "openai-responses":
-    case "openai-chat":
-      return "openai";
-    case "openai-compatible":
-      return COMPATIBLE_NAME;
-    case "anthropic":
-      return "anthropic";
-    case "scripted":
-      return "scripted";
-  }
-}
+/** The providerOptions / providerMetadata key of the openai-compatible provider. */
+const COMPATIBLE_NAME = "compatible";
 
 export interface ModelRuntime {
   /** Replaces global fetch (tests, auditing raw bytes). */

@@ -2,12 +2,11 @@
 // role, 127.0.0.1 on port 0; HTTP through fetch, subscriptions through the graphql-ws client.
 import { randomBytes } from "node:crypto";
 import { createClient, type Client } from "graphql-ws";
-import pg from "pg";
 import WebSocket from "ws";
-import { withApiRole } from "../../src/api/api-role.ts";
 import { signToken } from "../../src/api/auth.ts";
 import { startApi, type ApiServer } from "../../src/api/server.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { apiRoleUrl } from "../security/support.ts";
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
   status: number;
@@ -27,19 +26,10 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** The test cluster's chatd_api password: the local server trusts loopback, the embedded one needs scram. */
-async function apiUrl(db: TestDatabase): Promise<string> {
-  const admin = new URL(db.url);
-  if (!admin.password) return withApiRole(db.url, null);
-  const password = "chatd-api-test-password";
-  await db.pool.query(`alter role chatd_api with login password ${pg.escapeLiteral(password)}`);
-  return withApiRole(db.url, password);
-}
-
 export async function startTestApi(): Promise<TestApi> {
   const db = await createTestDatabase();
   const secret = randomBytes(32).toString("hex");
-  const apiDatabaseUrl = await apiUrl(db);
+  const apiDatabaseUrl = await apiRoleUrl(db);
   const api = await startApi({ pool: db.pool, port: 0, host: "127.0.0.1", apiDatabaseUrl, jwtSecret: secret, development: false });
   const clients: Client[] = [];
   return {

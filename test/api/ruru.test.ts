@@ -2,21 +2,19 @@
 // is valid against the real schema (its createChat runs as the dev user). In production there is no token and no
 // Ruru. A real server on its own database.
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { withApiRole } from "../../src/api/api-role.ts";
 import { EXAMPLE_QUERY, EXAMPLE_VARIABLES } from "../../src/api/ruru-defaults.ts";
 import { startApi } from "../../src/api/server.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { apiRoleUrl } from "../security/support.ts";
 
 let db: TestDatabase;
 let apiDatabaseUrl: string;
 test.before(async () => {
   db = await createTestDatabase();
-  const password = "chatd-api-ruru-test";
-  await db.pool.query(`alter role chatd_api with login password ${pg.escapeLiteral(password)}`);
-  apiDatabaseUrl = new URL(db.url).password ? withApiRole(db.url, password) : withApiRole(db.url, null);
+  // The cluster-wide chatd_api password that every test file sets alike (files run at once).
+  apiDatabaseUrl = await apiRoleUrl(db);
   await db.pool.query("update chat_private.experiments set enabled = true where name = 'chat-structured-output'");
 });
 test.after(() => db.drop());

@@ -214,6 +214,16 @@ test("writing revision manually fails (RVMAN)", async () => {
   assert.is(update, "RVMAN");
 });
 
+test("a message cannot move to another chat (MSIMM), even for the owner of every object", async () => {
+  const from = await createChat(db, user, "from");
+  const to = await createChat(db, user, "to");
+  const moved = await rolledBack((client) => sqlState(client.query(
+    "update chat_public.chat_messages set chat_id = $2 where id = $1", [from.message_id, to.chat_id])));
+  assert.is(moved, "MSIMM");
+  const { rows } = await db.pool.query("select chat_id from chat_public.chat_messages where id = $1", [from.message_id]);
+  assert.equal(rows[0], { chat_id: from.chat_id });
+});
+
 test("revision is stamped with the chat's snapshot_version", async () => {
   const chat = await createChat(db, user, "stamp");
   const fence = await acquire(db, chat.chat_id);

@@ -34,8 +34,18 @@ function commitWithDeltas(fence: Fence, deltas: string[] | null): Promise<unknow
 
 /** Waits until the listener has heard the marker notification sent after the statement under test (a barrier). */
 async function drain(): Promise<{ channel: string; payload: string }[]> {
+  const marker = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the marker notification did not arrive within 10 s")), 10_000);
+    const onNotification = (n: pg.Notification) => {
+      if (n.payload !== "marker") return;
+      clearTimeout(timer);
+      listener.off("notification", onNotification);
+      resolve();
+    };
+    listener.on("notification", onNotification);
+  });
   await db.pool.query("select pg_notify('chatd:worker', 'marker')");
-  for (let i = 0; i < 2000 && !heard.some((h) => h.payload === "marker"); i++) await new Promise((r) => setTimeout(r, 5));
+  await marker;
   const got = heard.splice(0);
   assert.ok(got.some((h) => h.payload === "marker"), "the marker arrived");
   return got.filter((h) => h.payload !== "marker");

@@ -8,6 +8,7 @@ import pg from "pg";
 import { projectRoot } from "../../src/db/database.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createEmptyDatabase, createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { waitFor } from "../support/wait.ts";
 import { installRelease } from "./release.ts";
 
 const opened: pg.Client[] = [];
@@ -101,7 +102,9 @@ test("a migration that needs a table lock behind an open reader gives up after l
   assert.is(code, "55P03", "lock_not_available");
   assert.is(lines.filter((line) => line.includes("retrying")).length, 2, lines.join("\n"));
   assert.ok(elapsed < 10_000, `bounded (${elapsed} ms)`);
-  const waiting = await db.pool.query("select 1 from pg_locks where not granted");
+  // This database's sessions only: other test files share the cluster.
+  const waiting = await db.pool.query(`select 1 from pg_locks l join pg_stat_activity a on a.pid = l.pid
+    where not l.granted and a.datname = current_database()`);
   assert.is(waiting.rowCount, 0, "nothing waits in the server once migrate has failed");
   await reader.query("commit");
   const result = await migrate(db.url);
@@ -125,15 +128,9 @@ test("chatd migrate killed while it waits for a lock: its server session stops w
   assert.is(wait.relation, "chat_public.chat_messages");
   child.kill("SIGKILL");
   await exited;
-  // Barrier: poll until the killed client's backend is gone; bounded by lock_timeout and the connection check.
-  const gone = (async () => {
-    for (;;) {
-      const { rowCount } = await observer.query("select 1 from pg_stat_activity where pid = $1", [wait.pid]);
-      if (rowCount === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  })();
-  await Promise.race([gone, failAfter(15_000, "the end of the killed migration's server session")]);
+  // The killed client's backend ends once the server notices (lock_timeout, the connection check).
+  await waitFor("the end of the killed migration's server session", async () =>
+    (await observer.query("select 1 from pg_stat_activity where pid = $1", [wait.pid])).rowCount === 0, 15_000);
   const third = await connect(db.url);
   await third.query("set statement_timeout = '2s'");
   await third.query("select count(*) from chat_public.chat_messages");

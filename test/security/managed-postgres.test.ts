@@ -32,8 +32,8 @@ const ownerRole = `chatd_owner_${suffix}`;
 const workerLogin = `chatd_worker_login_${suffix}`;
 const database = `chatd_t_${runner}_m${suffix}`;
 const password = "owner-password-for-the-test";
-// The cluster's chatd_api password is shared by the test files running at once (test/api/harness.ts uses it too).
-const apiPassword = "chatd-api-test-password";
+// The cluster's chatd_api password, set once by the runner for all the files running at once.
+const apiPassword = process.env.CHATD_API_PASSWORD!;
 // The test's own sessions with the owner's login, told apart from chatd's in pg_stat_activity.
 const testApplication = "managed-postgres test";
 
@@ -120,7 +120,6 @@ test("the worker's own login (CHATD_WORKER_DATABASE_URL) may take chat_worker an
 
 test("migrate, worker (its own login, as chat_worker) and API (chatd_api) run a structured chat end to end", async () => {
   await ownerPool.query("update chat_private.experiments set enabled = true where name = 'chat-structured-output'");
-  await ownerPool.query(`alter role chatd_api with login password '${apiPassword}'`);
   const { rows: [user] } = await ownerPool.query<{ id: string }>("insert into chat_public.users (name) values ('managed') returning id");
   const workerUrl = new URL(ownerUrl);
   workerUrl.username = workerLogin;

@@ -11,11 +11,15 @@ export async function ownerSession(db: TestDatabase): Promise<pg.Client> {
   return client;
 }
 
-/** The chatd_api connection string: the local server trusts loopback, the embedded one needs scram. */
+/**
+ * The chatd_api connection string: the local server trusts loopback, the embedded one needs scram. The runner sets
+ * the role's password once (CHATD_API_PASSWORD) before the files start: two sessions altering the same role at
+ * once fail with "tuple concurrently updated".
+ */
 export async function apiRoleUrl(db: TestDatabase): Promise<string> {
   if (!new URL(db.url).password) return withApiRole(db.url, null);
-  const password = "chatd-api-test-password";
-  await db.pool.query(`alter role chatd_api with login password ${pg.escapeLiteral(password)}`);
+  const password = process.env.CHATD_API_PASSWORD;
+  if (!password) throw new Error("CHATD_API_PASSWORD is not set: run the tests through `npm test`");
   return withApiRole(db.url, password);
 }
 

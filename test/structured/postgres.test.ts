@@ -1,25 +1,22 @@
 // Round trips against the real PostgreSQL: our canonical text must be exactly what jsonb prints,
 // and what jsonb prints must parse back to the same exact value.
 import fc from "fast-check";
-import pg from "pg";
+import type pg from "pg";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { canonicalJson, jsonEquals, parseJsonSafe, sha256Hex, validateResponseFormat } from "../../src/structured/index.ts";
+import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { jsonText, numberLiteral } from "./arbitraries.ts";
 
-const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-let client: pg.Client | undefined;
+// The suite's own database (a clone for this file, from the runner: test/support/db.ts), never a guessed server.
+let database: TestDatabase | undefined;
+let client: pg.PoolClient | undefined;
 
-async function db(): Promise<pg.Client> {
+async function db(): Promise<pg.PoolClient> {
   if (client !== undefined) return client;
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  try {
-    await c.connect();
-  } catch (e) {
-    throw new Error(`cannot connect to PostgreSQL at ${url} (set DATABASE_URL): ${(e as Error).message}`, { cause: e });
-  }
-  client = c;
-  return c;
+  database = await createTestDatabase();
+  client = await database.pool.connect();
+  return client;
 }
 
 async function roundTrip(text: string): Promise<void> {
@@ -79,7 +76,8 @@ test("fast-check: schema hash equals sha256 of jsonb::text", async () => {
 });
 
 test.after(async () => {
-  await client?.end();
+  client?.release();
+  await database?.drop();
 });
 
 test.run();

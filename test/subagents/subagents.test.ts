@@ -105,6 +105,21 @@ async function parentWithTools(): Promise<{ fence: Fence; tools: Map<string, Too
   return { fence, tools: new Map(subagentTools(ctx).map((t) => [t.name, t])), ctx };
 }
 
+test("a chat has at most 32 agents (AGLIM): the 32nd spawns, the 33rd is refused, a re-run of a spawned call still answers", async () => {
+  const { fence, tools } = await parentWithTools();
+  const spawn = (key: string) => db.pool.query<{ id: string }>(
+    "select chat_private.spawn_child_chat($1, $2, '[{\"type\":\"text\",\"text\":\"x\"}]', null, $3) as id",
+    [fence.chatId, fence.runnerId, key]);
+  const children: string[] = [];
+  for (let i = 1; i <= 32; i += 1) children.push((await spawn(`limit-${i}`)).rows[0]!.id);
+  assert.is(await count(db, "select 1 from chat_public.chats where parent_chat_id = $1", [fence.chatId]), 32);
+  assert.is(await sqlState(spawn("limit-33")), "AGLIM");
+  assert.is((await spawn("limit-1")).rows[0]!.id, children[0], "the same call after a crash finds its child");
+  const refused = await call(tools, "spawn_agent", { prompt: "one more" }, "call-33");
+  assert.equal(refused, { result: { error: "this chat already has the maximum of 32 agents" }, isError: true });
+  assert.is(await count(db, "select 1 from chat_public.chats where parent_chat_id = $1", [fence.chatId]), 32);
+});
+
 async function call(tools: Map<string, ToolDefinition>, name: string, args: object, toolCallId = `call-${name}`) {
   return executeTool(tools.get(name)!, JSON.stringify(args), { workspacesRoot, workspace: null,
     signal: new AbortController().signal, toolCallId });

@@ -6,11 +6,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import type { TestDatabase } from "./db.ts";
+import { waitFor } from "./wait.ts";
 import { asUser, text, type InputResult } from "./chats.ts";
 import { startWorker, type RunningWorker, type WorkerOptions } from "../../worker/index.ts";
 import { DatabaseHealth } from "../../src/db/pool.ts";
 import { ChatListener } from "../../worker/loop/listener.ts";
 import type { RuntimeDeps } from "../../worker/loop/runtime.ts";
+
+// Many files take waitFor with the worker helpers.
+export { waitFor };
 
 export const testLogger = pino({ level: process.env.CHATD_TEST_LOG || "silent" });
 
@@ -65,17 +69,6 @@ export async function startTestWorker(db: TestDatabase, workspacesRoot: string, 
     databaseUrl: db.url, logger: testLogger, setup: false, sweepIntervalMs: 200, pollIntervalMs: 200, workspacesRoot,
     concurrency: 2, faults: {}, ...options,
   });
-}
-
-/** Polls until `check` returns a value (not undefined/false); a bounded wait for an outcome, not a timed assertion. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 export async function statusOf(db: TestDatabase, chatId: string): Promise<string> {

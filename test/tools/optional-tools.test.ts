@@ -11,6 +11,8 @@ import {
   endsTurnAfter, executeTool, execTools, proposePlanTool, READ_ONLY_DEPLOYMENT, toolDeploymentFromEnv, toolsForChat,
   WRITE_CAP_BYTES, writeTools, type ToolDefinition, type ToolDeployment, type ToolOutput,
 } from "../../src/tools/index.ts";
+import { processAlive } from "../../src/process-alive.ts";
+import { waitFor } from "../support/wait.ts";
 
 let root: string;
 const ENABLED: ToolDeployment = { writeTools: true, execTools: true, execTimeoutMs: 400, execOutputCapBytes: 2048 };
@@ -141,16 +143,8 @@ test("run_command: a timeout kills the whole process group; output is capped per
   assert.is(result.timed_out, "the command was killed after 400 ms");
   assert.is(result.stdout, "started\n");
   const pid = Number(await readFile(join(root, "ws", "bg.pid"), "utf8"));
-  // The background child was in the killed group: it is gone (poll briefly while init reaps it).
-  for (let i = 0; ; i++) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      break;
-    }
-    if (i > 200) assert.unreachable("the background process survived the timeout");
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  // The background child was in the killed group: it is gone once init has reaped it.
+  await waitFor("the background process to end with its group", async () => !processAlive(pid), 5_000);
   const big = await command("head -c 10000 /dev/zero | tr '\\0' a; head -c 3000 /dev/zero | tr '\\0' b >&2");
   const capped = big.result as Record<string, string>;
   assert.is(capped.stdout, "a".repeat(2048));

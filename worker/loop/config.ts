@@ -49,9 +49,6 @@ function newer<T>(current: Versioned<T> | undefined, loaded: Versioned<T>): Vers
   return current != null && current.version >= loaded.version ? current : loaded;
 }
 
-/** The current config version, as a scalar subquery for statements the worker makes anyway. */
-export const CONFIG_VERSION_SQL = "(select v.version::text from chat_private.worker_config_version v where v.id)";
-
 /** `seen`: the newest config version the run has read (null: always read). */
 export async function loadModelConfig(pool: pg.Pool, id: string, seen: bigint | null = null): Promise<ModelConfig | null> {
   const cache = cacheFor(pool);

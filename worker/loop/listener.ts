@@ -25,7 +25,7 @@ type Handler = (notification: ChatNotification) => void;
 
 const UNLISTEN_DELAY_MS = 1000;
 
-export { chatChannel, WORKER_CHANNEL } from "../../src/channels.ts";
+export { WORKER_CHANNEL } from "../../src/channels.ts";
 
 export class ChatListener {
   private readonly databaseUrl: string;

@@ -68,11 +68,6 @@ export function inputText(row: Row): string {
   return parts(row).filter((part) => part.type === "text").map((part) => str(part.text)).join("");
 }
 
-export function toolCallIds(row: Row): string[] {
-  return parts(row).filter((part) => part.type === "tool-call" && part.tool_name !== FINALIZER_TOOL_NAME)
-    .map((part) => str(part.tool_call_id));
-}
-
 /** A whole text or reasoning part as start, delta, end. */
 export function wholeText(kind: "text" | "reasoning", id: string, text: string): Chunk[] {
   return [{ type: `${kind}-start`, id }, ...(text === "" ? [] : [{ type: `${kind}-delta` as const, id, delta: text }]),

@@ -7,7 +7,6 @@ import type { LanguageModelV4CallOptions, LanguageModelV4Message } from "@ai-sdk
 import type { JSONObject, JSONValue } from "../types.ts";
 import { exampleFromSchema } from "./example-from-schema.ts";
 
-export { FINALIZER_TOOL_NAME as FINALIZER } from "../../structured/finalizer.ts";
 import { CONTROL_PREFIX, FINALIZER_TOOL_NAME as FINALIZER } from "../../structured/finalizer.ts";
 export const SCRIPTED_LABEL = "(scripted provider)";
 
