@@ -10,6 +10,9 @@ import { createPool } from "../db/pool.ts";
 import { logger } from "../log.ts";
 import { resolveApiConnection } from "./api-role.ts";
 import { identify, maxTokenLifetimeSeconds, resolveJwtSecret, signToken } from "./auth.ts";
+import { HttpError, sendError } from "./http/errors.ts";
+import { applySecurityHeaders } from "./http/headers.ts";
+import { isLoopbackRequest } from "./http/loopback.ts";
 import { introspectionPolicy } from "./introspection.ts";
 import { metricsAllowed } from "./metrics-access.ts";
 import { ChatListener } from "./listener.ts";
@@ -59,6 +62,12 @@ async function developmentToken(pool: pg.Pool, secret: string): Promise<string> 
   return signToken(secret, rows[0]!.id);
 }
 
+/** Ruru: `/graphiql`, and a GET of `/graphql` that asks for HTML (graphiqlOnGraphQLGET). */
+function isRuruRequest(req: IncomingMessage): boolean {
+  const path = (req.url ?? "").split("?")[0];
+  return path === "/graphiql" || (path === "/graphql" && req.method === "GET" && (req.headers.accept ?? "").includes("text/html"));
+}
+
 export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const development = options.development ?? process.env.NODE_ENV !== "production";
   process.env.GRAPHILE_ENV ??= development ? "development" : "production";
@@ -84,9 +93,16 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const graphql = serv.createHandler();
   const upgrade = await serv.getUpgradeHandler();
   const uiChat = createUiChatHandler(pgl);
-  const developmentTokenForConsole = token ?? null;
+  const consoleOptions = { developmentToken: token ?? null, development };
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const ruru = development && isRuruRequest(req);
+    applySecurityHeaders(res, { kind: ruru ? "devtool" : "data" });
+    if (ruru && !isLoopbackRequest(req)) {
+      // Ruru's page carries the development token: a DNS-rebinding page must not read it.
+      sendError(res, new HttpError(403, "FORBIDDEN", "Ruru is served only to a loopback Host (localhost, 127.0.0.1, [::1])"));
+      return;
+    }
     if (req.url === "/metrics") {
       const access = metricsAllowed(development, req.headers.authorization);
       if (access === "ok") void metricsHandler(req, res);
@@ -103,7 +119,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
       return;
     }
     if (isConsoleRequest(req)) {
-      void serveConsole(req, res, developmentTokenForConsole);
+      void serveConsole(req, res, consoleOptions);
       return;
     }
     const identity = identify(jwtSecret, req.headers.authorization);
