@@ -12,6 +12,7 @@ import { resolveApiConnection } from "./api-role.ts";
 import { identify, maxTokenLifetimeSeconds, resolveJwtSecret, signToken } from "./auth.ts";
 import { HttpError, sendError } from "./http/errors.ts";
 import { applySecurityHeaders } from "./http/headers.ts";
+import { StreamRegistry, streamLimitsFromEnv, type StreamLimits } from "./http/streams.ts";
 import { isLoopbackRequest } from "./http/loopback.ts";
 import { introspectionPolicy } from "./introspection.ts";
 import { metricsAllowed } from "./metrics-access.ts";
@@ -29,6 +30,8 @@ export interface ApiServer {
   graphqlUrl: string;
   /** Development only: a token for the `dev` user (the caller shows it). */
   developmentToken?: string;
+  /** Streams (useChat SSE) open now, all users together. */
+  openStreams(): number;
   close(): Promise<void>;
 }
 
@@ -47,6 +50,8 @@ export interface ApiOptions {
   /** Defaults to NODE_ENV !== "production": Ruru, plus a logged token for the `dev` user. */
   development?: boolean;
   statementTimeoutMs?: number;
+  /** Stream caps and send deadline; else from CHATD_STREAMS_PER_USER, CHATD_STREAMS_PER_PROCESS, CHATD_STREAM_SEND_DEADLINE_MS. */
+  streamLimits?: StreamLimits;
 }
 
 const GRACE_MS = 10_000;
@@ -74,6 +79,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const jwtSecret = options.jwtSecret ?? resolveJwtSecret();
   // Read at every token check; a bad value stops the start instead of failing each request.
   maxTokenLifetimeSeconds();
+  const streams = new StreamRegistry(options.streamLimits ?? streamLimitsFromEnv());
   const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, options.pool?.options.connectionString);
   // Everything the server does after start-up runs on the API's login: /health, the gauges of /metrics (through
   // chat_private.service_gauges, sql/140) and GraphQL.
@@ -92,7 +98,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   // createHandler (rather than addTo) lets /health and the token check run first.
   const graphql = serv.createHandler();
   const upgrade = await serv.getUpgradeHandler();
-  const uiChat = createUiChatHandler(pgl);
+  const uiChat = createUiChatHandler(pgl, streams);
   const consoleOptions = { developmentToken: token ?? null, development };
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -170,5 +176,6 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
     await pgl.release(); // also releases the grafserv instance
     await apiPool.end();
   };
-  return { url, graphqlUrl: `${url}/graphql`, ...(token != null ? { developmentToken: token } : {}), close: () => (closing ??= close()) };
+  return { url, graphqlUrl: `${url}/graphql`, ...(token != null ? { developmentToken: token } : {}), openStreams: () => streams.open,
+    close: () => (closing ??= close()) };
 }
