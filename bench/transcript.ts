@@ -1,12 +1,13 @@
 // `npm run bench:transcript`: what a transcript costs to read, and what one user holding streams costs everyone
-// else. A turn of read_file calls (256 KiB each: the scripted provider, the real worker and API) is made at 1, 4
-// and 16 MiB; GET /api/chat/:id/messages is timed on each (median of 5) with the API process's RSS growth and the
+// else. Turns of 4, 16 and 64 read_file calls of a 256 KiB file (the scripted provider, the real worker and API;
+// read_file returns at most its own cap of the file, so the stored size is printed); GET /api/chat/:id/messages is timed on each (median of 5) with the API process's RSS growth and the
 // response's size. Then a bystander's p50/p95 of GET /health and of its own small transcript: alone, while one
 // user holds the per-user stream cap with streams that never read, and while that user reads its 16 MiB transcript
 // 4 times at once. The API runs in this process; the worker in a child.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { get } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,10 +57,7 @@ async function settled(chatId: string, status: string): Promise<void> {
   }
 }
 
-const messages = async (token: string, chatId: string) => {
-  const response = await fetch(`${api.url}/api/chat/${chatId}/messages`, { headers: { authorization: `Bearer ${token}` } });
-  return (await response.arrayBuffer()).byteLength;
-};
+const messages = (token: string, chatId: string) => request(`/api/chat/${chatId}/messages`, token);
 
 /** Milliseconds of `fn`, and the API process's RSS peak above its level before, sampled every 5 ms. */
 async function measured(fn: () => Promise<number>): Promise<{ ms: number; rssMiB: number; bytes: number }> {
@@ -75,6 +73,10 @@ async function measured(fn: () => Promise<number>): Promise<{ ms: number; rssMiB
 }
 
 const rows: [string, string][] = [];
+const report = (row: [string, string]) => {
+  rows.push(row);
+  console.log(`${row[0]}: ${row[1]}`);
+};
 let largest = "";
 for (const mib of SIZES_MIB) {
   const calls = (mib * 2 ** 20) / FILE_BYTES;
@@ -87,23 +89,35 @@ for (const mib of SIZES_MIB) {
   for (let i = 0; i < 5; i++) runs.push(await measured(() => messages(heavy, chatId)));
   runs.sort((a, b) => a.ms - b.ms);
   const median = runs[2]!;
-  rows.push([`GET messages, ${mib} MiB turn (${calls} read_file)`,
+  const { rows: [stored] } = await pool.query<{ bytes: string }>(
+    "select coalesce(sum(octet_length(content::text)), 0) as bytes from chat_public.chat_messages where chat_id = $1", [chatId]);
+  report([`GET messages, ${calls} read_file (${(Number(stored!.bytes) / 2 ** 20).toFixed(1)} MiB stored)`,
     `${median.ms.toFixed(0)} ms median, RSS +${Math.max(...runs.map((r) => r.rssMiB)).toFixed(0)} MiB peak, ${(median.bytes / 2 ** 20).toFixed(1)} MiB sent`]);
 }
 
 const small = await createChat(bystander, [{ text: "hello" }]);
 await settled(small, "waiting");
 
+/** A GET on a connection of its own (a pooled one may be closed by the server's keep-alive timeout meanwhile). */
+function request(path: string, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(`${api.url}${path}`, { agent: false, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let bytes = 0;
+      res.on("data", (chunk: Buffer) => (bytes += chunk.length)).on("end", () => resolve(bytes)).on("error", reject);
+    }).on("error", reject);
+  });
+}
+
 async function probe(label: string): Promise<void> {
   for (const [what, path] of [["/health", "/health"], ["own messages", `/api/chat/${small}/messages`]] as const) {
     const times: number[] = [];
     for (let i = 0; i < PROBES; i++) {
       const started = performance.now();
-      await (await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${bystander}` } })).arrayBuffer();
+      await request(path, bystander);
       times.push(performance.now() - started);
     }
     times.sort((a, b) => a - b);
-    rows.push([`bystander ${what}, ${label}`, `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`]);
+    report([`bystander ${what}, ${label}`, `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`]);
   }
 }
 
@@ -121,7 +135,7 @@ for (let i = 0; i < DEFAULT_STREAM_LIMITS.perUser + 8; i++) {
   socket.pause();
   sockets.push(socket);
 }
-rows.push([`heavy user's ${statuses.length} stream opens`, `${statuses.filter((s) => s === 200).length} × 200, ${statuses.filter((s) => s === 429).length} × 429 (cap ${DEFAULT_STREAM_LIMITS.perUser}/user)`]);
+report([`heavy user's ${statuses.length} stream opens`, `${statuses.filter((s) => s === 200).length} × 200, ${statuses.filter((s) => s === 429).length} × 429 (cap ${DEFAULT_STREAM_LIMITS.perUser}/user)`]);
 await probe(`${api.openStreams()} streams held`);
 
 let reading = true;
