@@ -1,5 +1,6 @@
 // The console's shell: sign-in with a token (kept for the browser session), the chat list, a chat or the batch
 // page, chosen by the URL's hash (#/chat/<id>, #/batches).
+import "./no-eval.ts";
 import { useCallback, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import type { ChatSummary } from "@chatd/client";

@@ -50,7 +50,8 @@ export function signToken(secret: string, userId: string, expiresInSeconds = 30 
   return jwt.sign({}, secret, { algorithm: "HS256", subject: userId, audience: TOKEN_AUDIENCE, expiresIn: expiresInSeconds });
 }
 
-export type Identity = { kind: "anonymous" } | { kind: "user"; userId: string } | { kind: "invalid"; reason: string };
+/** A user's `expiresAt` is the token's `exp` (seconds): an open stream ends there (http/streams.ts). */
+export type Identity = { kind: "anonymous" } | { kind: "user"; userId: string; expiresAt: number } | { kind: "invalid"; reason: string };
 
 /** Reads `Bearer <token>` from an Authorization header value (HTTP) or connection parameter (websocket). */
 export function identify(secret: string, authorization: unknown, maxLifetimeSeconds = maxTokenLifetimeSeconds()): Identity {
@@ -70,7 +71,7 @@ export function identify(secret: string, authorization: unknown, maxLifetimeSeco
     if (claims.exp - issued > maxLifetimeSeconds) {
       return { kind: "invalid", reason: "the token is valid for longer than the maximum lifetime" };
     }
-    return { kind: "user", userId: sub };
+    return { kind: "user", userId: sub, expiresAt: claims.exp };
   } catch (error) {
     const expired = error instanceof jwt.TokenExpiredError;
     return { kind: "invalid", reason: expired ? "the token has expired" : "the token is not valid" };

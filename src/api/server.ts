@@ -10,6 +10,10 @@ import { createPool } from "../db/pool.ts";
 import { logger } from "../log.ts";
 import { resolveApiConnection } from "./api-role.ts";
 import { identify, maxTokenLifetimeSeconds, resolveJwtSecret, signToken } from "./auth.ts";
+import { HttpError, sendError } from "./http/errors.ts";
+import { applySecurityHeaders } from "./http/headers.ts";
+import { StreamRegistry, streamLimitsFromEnv, type StreamLimits } from "./http/streams.ts";
+import { isLoopbackRequest } from "./http/loopback.ts";
 import { introspectionPolicy } from "./introspection.ts";
 import { metricsAllowed } from "./metrics-access.ts";
 import { ChatListener } from "./listener.ts";
@@ -26,6 +30,8 @@ export interface ApiServer {
   graphqlUrl: string;
   /** Development only: a token for the `dev` user (the caller shows it). */
   developmentToken?: string;
+  /** Streams (useChat SSE) open now, all users together. */
+  openStreams(): number;
   close(): Promise<void>;
 }
 
@@ -44,6 +50,8 @@ export interface ApiOptions {
   /** Defaults to NODE_ENV !== "production": Ruru, plus a logged token for the `dev` user. */
   development?: boolean;
   statementTimeoutMs?: number;
+  /** Stream caps and send deadline; else from CHATD_STREAMS_PER_USER, CHATD_STREAMS_PER_PROCESS, CHATD_STREAM_SEND_DEADLINE_MS. */
+  streamLimits?: StreamLimits;
 }
 
 const GRACE_MS = 10_000;
@@ -59,12 +67,19 @@ async function developmentToken(pool: pg.Pool, secret: string): Promise<string> 
   return signToken(secret, rows[0]!.id);
 }
 
+/** Ruru: `/graphiql`, and a GET of `/graphql` that asks for HTML (graphiqlOnGraphQLGET). */
+function isRuruRequest(req: IncomingMessage): boolean {
+  const path = (req.url ?? "").split("?")[0];
+  return path === "/graphiql" || (path === "/graphql" && req.method === "GET" && (req.headers.accept ?? "").includes("text/html"));
+}
+
 export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const development = options.development ?? process.env.NODE_ENV !== "production";
   process.env.GRAPHILE_ENV ??= development ? "development" : "production";
   const jwtSecret = options.jwtSecret ?? resolveJwtSecret();
   // Read at every token check; a bad value stops the start instead of failing each request.
   maxTokenLifetimeSeconds();
+  const streams = new StreamRegistry(options.streamLimits ?? streamLimitsFromEnv());
   const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, options.pool?.options.connectionString);
   // Everything the server does after start-up runs on the API's login: /health, the gauges of /metrics (through
   // chat_private.service_gauges, sql/140) and GraphQL.
@@ -83,10 +98,17 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   // createHandler (rather than addTo) lets /health and the token check run first.
   const graphql = serv.createHandler();
   const upgrade = await serv.getUpgradeHandler();
-  const uiChat = createUiChatHandler(pgl);
-  const developmentTokenForConsole = token ?? null;
+  const uiChat = createUiChatHandler(pgl, streams);
+  const consoleOptions = { developmentToken: token ?? null, development };
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const ruru = development && isRuruRequest(req);
+    applySecurityHeaders(res, { kind: ruru ? "devtool" : "data" });
+    if (ruru && !isLoopbackRequest(req)) {
+      // Ruru's page carries the development token: a DNS-rebinding page must not read it.
+      sendError(res, new HttpError(403, "FORBIDDEN", "Ruru is served only to a loopback Host (localhost, 127.0.0.1, [::1])"));
+      return;
+    }
     if (req.url === "/metrics") {
       const access = metricsAllowed(development, req.headers.authorization);
       if (access === "ok") void metricsHandler(req, res);
@@ -103,7 +125,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
       return;
     }
     if (isConsoleRequest(req)) {
-      void serveConsole(req, res, developmentTokenForConsole);
+      void serveConsole(req, res, consoleOptions);
       return;
     }
     const identity = identify(jwtSecret, req.headers.authorization);
@@ -154,5 +176,6 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
     await pgl.release(); // also releases the grafserv instance
     await apiPool.end();
   };
-  return { url, graphqlUrl: `${url}/graphql`, ...(token != null ? { developmentToken: token } : {}), close: () => (closing ??= close()) };
+  return { url, graphqlUrl: `${url}/graphql`, ...(token != null ? { developmentToken: token } : {}), openStreams: () => streams.open,
+    close: () => (closing ??= close()) };
 }

@@ -14,6 +14,20 @@ const STABLE_MS = 60_000;
 /** SIGKILL after this; below lifecycle.ts's deadline, so chatd still stops its database. */
 const STOP_MS = 20_000;
 
+/**
+ * What only the API uses: its token secret, the metrics token of its port, its own login. The worker signs and
+ * checks no token and serves its metrics without one, so a tool or provider bug in the child cannot leak them.
+ * (A deny list, not an allow list: provider keys and tool settings are named by the operator's configuration.)
+ */
+const API_ONLY = ["CHATD_JWT_SECRET", "CHATD_METRICS_TOKEN", "CHATD_API_DATABASE_URL", "CHATD_API_PASSWORD"] as const;
+
+/** The child's environment: this process's, without the API's secrets, with DATABASE_URL the worker's login. */
+export function workerEnvironment(env: NodeJS.ProcessEnv, databaseUrl: string): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env, DATABASE_URL: databaseUrl };
+  for (const name of API_ONLY) delete out[name];
+  return out;
+}
+
 /** The message `chatd worker` sends its parent once the worker runs. */
 export const WORKER_READY = "chatd:worker-ready";
 
@@ -32,7 +46,7 @@ export async function startWorkerChild(databaseUrl: string, args: string[]): Pro
   const launch = () => new Promise<void>((resolve, reject) => {
     const startedAt = Date.now();
     const child = spawn(process.execPath, [...process.execArgv, join(import.meta.dirname, "main.ts"), "worker", ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl },
+      env: workerEnvironment(process.env, databaseUrl),
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       detached: true,
     });

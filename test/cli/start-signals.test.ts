@@ -79,10 +79,19 @@ test("npm start: a killed worker is restarted; SIGTERM to the npm process stops 
   }
 });
 
-test("chatd start run directly: SIGINT stops everything and exits 0", async () => {
-  const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "start"], { cwd: projectRoot, env: isolatedEnv(dataDir) });
+/** A process's environment variable names, from /proc. */
+const environNames = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").map((entry) => entry.split("=")[0]);
+
+test("chatd start run directly: the worker child gets none of the API's secrets; SIGINT stops everything and exits 0", async () => {
+  const secrets = { CHATD_JWT_SECRET: "s".repeat(40), CHATD_METRICS_TOKEN: "metrics-token", CHATD_API_PASSWORD: "api-password" };
+  const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "start"], { cwd: projectRoot, env: isolatedEnv(dataDir, secrets) });
   try {
-    await stopsCleanly(chatd, await running(chatd), "SIGINT");
+    const pids = await running(chatd);
+    assert.ok(environNames(pids.chatdPid).includes("CHATD_JWT_SECRET"), "chatd itself has them");
+    const worker = environNames(pids.workerPid);
+    assert.equal(Object.keys(secrets).filter((name) => worker.includes(name)), [], "the worker has none of them");
+    assert.ok(worker.includes("DATABASE_URL"));
+    await stopsCleanly(chatd, pids, "SIGINT");
   } finally {
     chatd.child.kill("SIGKILL");
   }

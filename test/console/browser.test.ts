@@ -23,6 +23,7 @@ let context: BrowserContext;
 let page: Page;
 let shots: string;
 let token: string;
+const cspMessages: string[] = [];
 
 async function gql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
   const response = await stack.t.gql<T>(query, variables, token);
@@ -36,6 +37,15 @@ test.before(async () => {
   shots = process.env.CHATD_CONSOLE_SCREENSHOTS ?? await mkdtemp(join(tmpdir(), "chatd-console-shots-"));
   context = await chromium.launchPersistentContext(await mkdtemp(join(tmpdir(), "chatd-chromium-")), {
     executablePath: CHROMIUM, headless: true, args: FLAGS, acceptDownloads: true, viewport: { width: 1280, height: 860 },
+  });
+  // Every Content-Security-Policy violation of the session, reported by the page itself; the last test asserts none.
+  await context.addInitScript({ content: `document.addEventListener("securitypolicyviolation", (event) => {
+    const seen = JSON.parse(sessionStorage.getItem("csp-violations") ?? "[]");
+    seen.push(event.violatedDirective + " " + event.blockedURI);
+    sessionStorage.setItem("csp-violations", JSON.stringify(seen));
+  });` });
+  context.on("console", (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspMessages.push(message.text());
   });
   page = context.pages()[0] ?? await context.newPage();
   page.setDefaultTimeout(30_000);
@@ -237,6 +247,14 @@ test("(scripted provider) the batch page: a progress bar that fills, and the res
   assert.equal(lines.map((l) => l.line), [1, 2, 3]);
   assert.ok(lines.every((l) => l.status === "succeeded"), JSON.stringify(lines));
   await page.screenshot({ path: join(shots, "batch-page.png"), fullPage: true });
+});
+
+test("the console ran under its Content-Security-Policy, and no page of the session reported a violation", async () => {
+  const response = await page.goto(`${stack.t.api.url}/`);
+  assert.match((await response!.allHeaders())["content-security-policy"] ?? "", /script-src 'self'/);
+  await page.getByRole("button", { name: "New chat" }).waitFor();
+  assert.is(await page.evaluate<string>(`sessionStorage.getItem("csp-violations") ?? "[]"`), "[]");
+  assert.equal(cspMessages, []);
 });
 
 test.run();

@@ -4,6 +4,7 @@
 // edit, and an assistant message carrying tool outputs answers the pending client tool calls.
 import { createHash } from "node:crypto";
 import type { UIMessage } from "ai";
+import { badRequest } from "../http/errors.ts";
 import { GraphQLRefusal, type Executor } from "./graphql.ts";
 
 export interface ChatRequest {
@@ -50,12 +51,6 @@ interface ChatHead {
   status: string;
   pendingToolCalls: { tool_call_id: string; tool_name: string }[];
   messages: { nodes: { rowId: string }[] };
-}
-
-export class BadRequest extends GraphQLRefusal {
-  constructor(message: string) {
-    super(message, "INVALID_INPUT");
-  }
 }
 
 /** Idempotency keys are at most 200 characters; long client ids are hashed. */
@@ -124,22 +119,25 @@ function toolResults(message: UIMessage, pending: ChatHead["pendingToolCalls"]):
 }
 
 export async function performChatRequest(executor: Executor, request: ChatRequest): Promise<Action> {
-  const last = request.messages.at(-1);
-  if (!last) throw new BadRequest("messages must hold at least one message");
+  const lastIndex = request.messages.length - 1;
+  const last = request.messages[lastIndex];
+  if (!last) throw badRequest("messages", "must hold at least one message");
   const format = formatText(request.responseFormat);
   const chat = await findChat(executor, request);
 
   if (last.role === "assistant") {
     if (!chat) throw new GraphQLRefusal("chat not found", "NOT_FOUND");
     const results = toolResults(last, chat.pendingToolCalls);
-    if (results.length === 0) throw new BadRequest("the last message answers none of the chat's pending tool calls");
+    if (results.length === 0) throw badRequest(`messages[${lastIndex}].parts`, "answer none of the chat's pending tool calls");
+    // Everything the answer needs is computed before it is submitted: a refusal after the submit would invite a
+    // retry that answers twice.
     const cursor = chat.messages.nodes[0]?.rowId ?? "0";
-    await executor.run(SUBMIT, { id: chat.rowId, r: results });
-    const inputRowId = last.id.startsWith("turn-") ? last.id.slice(5) : cursor;
+    const inputRowId = last.id.startsWith("turn-") && ROW_ID.test(last.id.slice(5)) ? last.id.slice(5) : cursor;
     const knownCalls = (last.parts as ToolPart[]).flatMap((part) => (part.toolCallId ? [part.toolCallId] : []));
+    await executor.run(SUBMIT, { id: chat.rowId, r: results });
     return { kind: "turn", chatId: chat.rowId, inputRowId, cursor, knownCalls };
   }
-  if (last.role !== "user") throw new BadRequest("the last message must be a user message (or an assistant message with tool outputs)");
+  if (last.role !== "user") throw badRequest(`messages[${lastIndex}].role`, "must be user (or assistant, with tool outputs)");
   const content = textContent(last);
 
   const editId = request.trigger === "regenerate-message" ? last.id : request.messageId;
@@ -147,7 +145,7 @@ export async function performChatRequest(executor: Executor, request: ChatReques
     const { editChatMessage } = await executor.run<{ editChatMessage: { result: InputResult } }>(EDIT, { m: editId, c: content, rf: format });
     return inputAction(editChatMessage.result);
   }
-  if (request.trigger === "regenerate-message") throw new BadRequest("regenerate needs the chatd id of the last user message");
+  if (request.trigger === "regenerate-message") throw badRequest(`messages[${lastIndex}].id`, "must be the chatd id of the last user message to regenerate");
 
   let chatId = chat?.rowId;
   if (!chatId) {

@@ -1,11 +1,15 @@
 // The web console's files (console/dist, built by `npm install` at the repository root) at `/`: the page at `/`
 // and its assets under `/console/`. Nothing is fetched from elsewhere, so the console works offline.
 // `/console/config.json` tells the sign-in form the development token (outside production only, where the
-// server logs that token anyway), so a local console opens prefilled.
+// server logs that token anyway, and only to a request addressed to a loopback name: http/loopback.ts), so a
+// local console opens prefilled. The page gets the console's Content-Security-Policy (http/headers.ts); source
+// maps are served in development only (they are the whole source, and 3.7 MiB).
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize } from "node:path";
 import { projectRoot } from "../../db/database.ts";
+import { applySecurityHeaders } from "../http/headers.ts";
+import { isLoopbackRequest } from "../http/loopback.ts";
 
 const DIST = join(projectRoot, "console", "dist");
 const TYPES: Record<string, string> = {
@@ -28,16 +32,25 @@ export function isConsoleRequest(req: IncomingMessage): boolean {
   return (req.method === "GET" || req.method === "HEAD") && fileFor(req.url ?? "") !== null;
 }
 
-export async function serveConsole(req: IncomingMessage, res: ServerResponse, developmentToken: string | null): Promise<void> {
+export interface ConsoleOptions {
+  /** Development's token for the `dev` user, or null (production). */
+  developmentToken: string | null;
+  development: boolean;
+}
+
+export async function serveConsole(req: IncomingMessage, res: ServerResponse, options: ConsoleOptions): Promise<void> {
   const file = fileFor(req.url ?? "")!;
+  applySecurityHeaders(res, { kind: file === "index.html" ? "page" : "data" });
   if (file === "/console/config.json") {
+    const developmentToken = isLoopbackRequest(req) ? options.developmentToken : null;
     res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify({ developmentToken }));
     return;
   }
   try {
+    if (extname(file) === ".map" && !options.development) throw new Error("source maps are served in development only");
     const body = await readFile(join(DIST, file));
-    res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "cache-control": "no-cache",
-      "x-content-type-options": "nosniff" }).end(req.method === "HEAD" ? undefined : body);
+    res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "cache-control": "no-cache" })
+      .end(req.method === "HEAD" ? undefined : body);
   } catch {
     if (file === "index.html") res.writeHead(503, { "content-type": "text/html; charset=utf-8" }).end(NOT_BUILT);
     else res.writeHead(404, { "content-type": "text/plain" }).end("not found");

@@ -7,15 +7,12 @@ import type { PostGraphileInstance } from "postgraphile";
 import { grafast, isAsyncIterable } from "postgraphile/grafast";
 import { GraphQLError, type ExecutionResult } from "postgraphile/graphql";
 import { maskError } from "../errors.ts";
+import { HttpError, statusOfCode, type FieldError } from "../http/errors.ts";
 
-/** A refusal from GraphQL: `code` is the registered extensions.code (INTERNAL when unknown). */
-export class GraphQLRefusal extends Error {
-  readonly code: string;
-  readonly validations: { field: string; detail: string }[];
-  constructor(message: string, code: string, validations: { field: string; detail: string }[] = []) {
-    super(message);
-    this.code = code;
-    this.validations = validations;
+/** A refusal from GraphQL: `code` is the registered extensions.code, its status the HTTP mapper's for that code. */
+export class GraphQLRefusal extends HttpError {
+  constructor(message: string, code: string, validations: FieldError[] = []) {
+    super(statusOfCode(code), code, message, validations);
   }
 }
 

@@ -8,126 +8,118 @@
 // A dropped connection never interrupts: turns are durable and a reload resumes them. Streams are SSE with
 // `x-vercel-ai-ui-message-stream: v1` (the SDK's pipeUIMessageStreamToResponse).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createUIMessageStream, pipeUIMessageStreamToResponse } from "ai";
+import { UI_MESSAGE_STREAM_HEADERS } from "ai";
 import type { PostGraphileInstance } from "postgraphile";
 import { validateResponseFormat } from "../../structured/index.ts";
 import { logger } from "../../log.ts";
 import type { Identity } from "../auth.ts";
-import { MAX_REQUEST_BYTES } from "../preset.ts";
-import { performChatRequest, BadRequest, type Action, type ChatRequest } from "./actions.ts";
+import { badRequest, HttpError, sendError, sendJson } from "../http/errors.ts";
+import { readJsonBody } from "../http/json-body.ts";
+import { BoundedSender, type StreamLease, type StreamRegistry } from "../http/streams.ts";
+import { performChatRequest, type Action } from "./actions.ts";
 import { executorFor, GraphQLRefusal, type Executor } from "./graphql.ts";
 import { latestInput, readChat, uiMessages } from "./history.ts";
-import { streamTurn } from "./turn-stream.ts";
+import { BODY_LIMITS, parseChatRequest } from "./request.ts";
+import { streamTurn, type ChunkSink } from "./turn-stream.ts";
 
 const KEEP_ALIVE_MS = 15_000;
 const ROUTE = /^\/api\/(?:chat(?:\/([^/?]+)\/(stream|messages|stop))?|response-format\/check)\/?(?:\?.*)?$/;
 const INTERRUPT = `mutation($id: UUID!) { interruptChat(input: {chatId: $id}) { result { status } } }`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const STATUS_OF: Record<string, number> = {
-  UNAUTHENTICATED: 401, NOT_FOUND: 404, INVALID_INPUT: 400, INVALID_RESPONSE_FORMAT: 400, TRANSITION_NOT_ALLOWED: 409,
-  STRUCTURED_OUTPUT_DISABLED: 403, PAYLOAD_TOO_LARGE: 413,
-};
-
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-}
-
-function refuse(res: ServerResponse, error: GraphQLRefusal): void {
-  json(res, STATUS_OF[error.code] ?? 422, { error: { code: error.code, message: error.message, validations: error.validations } });
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_REQUEST_BYTES) throw new GraphQLRefusal(`request bodies are limited to ${MAX_REQUEST_BYTES} bytes`, "PAYLOAD_TOO_LARGE");
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
-    throw new BadRequest("the body is not JSON");
-  }
-}
-
-function chatRequest(body: unknown): ChatRequest {
-  const value = body as Partial<ChatRequest> | null;
-  if (!value || typeof value !== "object" || typeof value.id !== "string" || value.id === "" || !Array.isArray(value.messages)) {
-    throw new BadRequest("the body must be {id, messages, ...} as the AI SDK's DefaultChatTransport sends it");
-  }
-  if (value.responseFormat != null && typeof value.responseFormat !== "string" && typeof value.responseFormat !== "object") {
-    throw new BadRequest("responseFormat must be the JSON text of a response_format envelope");
-  }
-  if (value.dynamicTools != null && !Array.isArray(value.dynamicTools)) {
-    throw new BadRequest("dynamicTools must be an array of {name, description, inputSchema}");
-  }
-  return value as ChatRequest;
-}
-
-type Writer = Parameters<Parameters<typeof createUIMessageStream>[0]["execute"]>[0]["writer"];
-
-function stream(res: ServerResponse, write: (writer: Writer) => Promise<void>): void {
-  const uiStream = createUIMessageStream({
-    execute: ({ writer }) => write(writer),
-    onError: (error) => {
-      if (error instanceof GraphQLRefusal) return error.message;
-      logger.warn({ err: error }, "useChat stream failed");
-      return "the chat stream was interrupted; resume it";
-    },
+/** Starts the SSE response (the AI SDK's UI message stream: `data: <chunk>` lines, then `data: [DONE]`) and runs
+ * `produce` on a sink that waits for the client to read; the lease is released when the stream ends. */
+function stream(res: ServerResponse, sender: BoundedSender, lease: StreamLease, produce: (sink: ChunkSink) => Promise<void>): void {
+  res.writeHead(200, UI_MESSAGE_STREAM_HEADERS);
+  const sink: ChunkSink = {
+    write: (chunk) => void sender.write(`data: ${JSON.stringify(chunk)}\n\n`),
+    drained: () => sender.drained(),
+  };
+  const keepAlive = setInterval(() => sender.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
+  produce(sink).catch((error: unknown) => {
+    if (!(error instanceof HttpError)) logger.warn({ err: error }, "useChat stream failed");
+    sink.write({ type: "error", errorText: error instanceof HttpError ? error.message : "the chat stream was interrupted; resume it" });
+  }).finally(() => {
+    clearInterval(keepAlive);
+    lease.release();
+    // A dropped turn goes on (turns are durable); a resume with a fresh token picks it up.
+    const expired = sender.ended === "token-expired"
+      ? `data: ${JSON.stringify({ type: "error", errorText: "the token expired; resume the stream with a fresh token" })}\n\n` : "";
+    sender.end(`${expired}data: [DONE]\n\n`);
   });
-  // A failed write means the client went away; the turn goes on and a resume picks it up.
-  void pipeUIMessageStreamToResponse({ response: res, stream: uiStream, keepAliveMs: KEEP_ALIVE_MS }).catch(() => {});
 }
 
-function streamAction(res: ServerResponse, executor: Executor, action: Action, signal: AbortSignal): void {
-  stream(res, async (writer) => {
+function streamAction(res: ServerResponse, sender: BoundedSender, lease: StreamLease, executor: Executor, action: Action): void {
+  stream(res, sender, lease, async (sink) => {
     if (action.kind === "queued") {
-      writer.write({ type: "start", messageMetadata: { chatId: action.chatId } });
-      writer.write({ type: "data-queued", data: { chatId: action.chatId, queuedMessageId: action.queuedMessageId,
+      sink.write({ type: "start", messageMetadata: { chatId: action.chatId } });
+      sink.write({ type: "data-queued", data: { chatId: action.chatId, queuedMessageId: action.queuedMessageId,
         structuredOutputRequestId: action.structuredOutputRequestId }, transient: true });
-      writer.write({ type: "finish" });
+      sink.write({ type: "finish" });
       return;
     }
-    await streamTurn(writer, { executor, chatId: action.chatId, inputRowId: action.inputRowId, cursor: action.cursor,
-      knownCalls: action.knownCalls, signal });
+    await streamTurn(sink, { executor, chatId: action.chatId, inputRowId: action.inputRowId, cursor: action.cursor,
+      knownCalls: action.knownCalls, signal: sender.signal });
   });
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, executor: Executor, signal: AbortSignal): Promise<void> {
+interface Context {
+  executor: Executor;
+  identity: Extract<Identity, { kind: "user" }>;
+  streams: StreamRegistry;
+}
+
+/** A stream slot for the caller (429 when it holds its cap), taken before the request has any effect. */
+function openStream(res: ServerResponse, context: Context): { sender: BoundedSender; lease: StreamLease } {
+  const lease = context.streams.acquire(context.identity.userId);
+  const sender = new BoundedSender(res, { sendDeadlineMs: context.streams.limits.sendDeadlineMs,
+    expiresAtMs: context.identity.expiresAt * 1000 });
+  return { sender, lease };
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, context: Context): Promise<void> {
+  const { executor } = context;
   const match = ROUTE.exec(req.url ?? "")!;
   const [, rawId, action] = match;
   let id: string | undefined;
   try {
     id = rawId === undefined ? undefined : decodeURIComponent(rawId);
   } catch {
-    throw new BadRequest("the chat id in the path is not valid");
+    throw badRequest("id", "(the chat id in the path) is not valid percent-encoding");
   }
   const method = req.method ?? "GET";
   if (req.url?.startsWith("/api/response-format/check") && method === "POST") {
-    const body = await readJson(req) as { responseFormat?: unknown };
-    if (typeof body?.responseFormat !== "string") throw new BadRequest("responseFormat must be a string");
-    const result = validateResponseFormat(body.responseFormat);
-    json(res, 200, result.ok ? { ok: true } : { ok: false, errors: result.errors });
+    const body = await readJsonBody(req, BODY_LIMITS);
+    const responseFormat = typeof body === "object" && body !== null ? (body as { responseFormat?: unknown }).responseFormat : undefined;
+    if (typeof responseFormat !== "string") throw badRequest("responseFormat", "must be a string");
+    const result = validateResponseFormat(responseFormat);
+    sendJson(res, 200, result.ok ? { ok: true } : { ok: false, errors: result.errors });
     return;
   }
   if (id === undefined && method === "POST") {
-    const request = chatRequest(await readJson(req));
-    streamAction(res, executor, await performChatRequest(executor, request), signal);
+    const request = parseChatRequest(await readJsonBody(req, BODY_LIMITS));
+    const { sender, lease } = openStream(res, context);
+    try {
+      streamAction(res, sender, lease, executor, await performChatRequest(executor, request));
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
     return;
   }
+  if (id !== undefined && !UUID.test(id)) throw new GraphQLRefusal("chat not found", "NOT_FOUND");
   if (id !== undefined && action === "stop" && method === "POST") {
     const { interruptChat } = await executor.run<{ interruptChat: { result: { status: string } } }>(INTERRUPT, { id });
-    json(res, 200, { status: interruptChat.result.status.toLowerCase() });
+    sendJson(res, 200, { status: interruptChat.result.status.toLowerCase() });
     return;
   }
   if (id !== undefined && (action === "stream" || action === "messages") && method === "GET") {
-    const chat = /^[0-9a-f-]{36}$/i.test(id) ? await readChat(executor, id) : null;
+    const chat = await readChat(executor, id);
     if (!chat) throw new GraphQLRefusal("chat not found", "NOT_FOUND");
     const input = latestInput(chat.rows);
     const active = chat.status === "running" || chat.status === "interrupting";
     if (action === "messages") {
-      json(res, 200, { chatId: chat.chatId, status: chat.status, active, pendingToolCalls: chat.pendingToolCalls,
+      sendJson(res, 200, { chatId: chat.chatId, status: chat.status, active, pendingToolCalls: chat.pendingToolCalls,
         lastError: chat.lastError, messages: await uiMessages(chat.chatId, chat.rows) });
       return;
     }
@@ -135,10 +127,11 @@ async function route(req: IncomingMessage, res: ServerResponse, executor: Execut
       res.writeHead(204).end();
       return;
     }
-    streamAction(res, executor, { kind: "turn", chatId: chat.chatId, inputRowId: input.rowId, cursor: input.rowId, knownCalls: [] }, signal);
+    const { sender, lease } = openStream(res, context);
+    streamAction(res, sender, lease, executor, { kind: "turn", chatId: chat.chatId, inputRowId: input.rowId, cursor: input.rowId, knownCalls: [] });
     return;
   }
-  json(res, 405, { error: { code: "METHOD_NOT_ALLOWED", message: `${method} is not served here` } });
+  throw new HttpError(405, "METHOD_NOT_ALLOWED", `${method} is not served here`);
 }
 
 export interface UiChatHandler {
@@ -147,22 +140,15 @@ export interface UiChatHandler {
   handle(req: IncomingMessage, res: ServerResponse, identity: Identity): void;
 }
 
-export function createUiChatHandler(pgl: PostGraphileInstance): UiChatHandler {
+export function createUiChatHandler(pgl: PostGraphileInstance, streams: StreamRegistry): UiChatHandler {
   return {
     matches: (req) => ROUTE.test(req.url ?? ""),
     handle(req, res, identity) {
       if (identity.kind !== "user") {
-        json(res, 401, { error: { code: "UNAUTHENTICATED", message: "send Authorization: Bearer <token>" } });
+        sendError(res, new HttpError(401, "UNAUTHENTICATED", "send Authorization: Bearer <token>"));
         return;
       }
-      const aborted = new AbortController();
-      res.on("close", () => aborted.abort());
-      route(req, res, executorFor(pgl, req, res), aborted.signal).catch((error: unknown) => {
-        if (res.headersSent) return;
-        if (error instanceof GraphQLRefusal) return refuse(res, error);
-        logger.error({ err: error }, "useChat request failed");
-        json(res, 500, { error: { code: "INTERNAL", message: "the request failed" } });
-      });
+      route(req, res, { executor: executorFor(pgl, req, res), identity, streams }).catch((error: unknown) => sendError(res, error));
     },
   };
 }

@@ -42,15 +42,47 @@ export function latestInput(rows: Row[]): Row | null {
   return null;
 }
 
+type ToolPart = { type: string; toolCallId?: string; input?: unknown; output?: unknown; errorText?: string };
+
+/**
+ * The AI SDK's own fold of a turn's chunks into its message. readUIMessageStream snapshots the message after every
+ * chunk with structuredClone, which copies every tool input and output so far each time: a turn of many large
+ * tool results cost its size times its chunk count. The fold is given the chunks with those values held aside
+ * (text is already exempt), and the values are put back once: the cost is linear in the turn's size.
+ */
 async function fold(chunks: Chunk[]): Promise<UIMessage | null> {
+  const held = new Map<string, { input?: unknown; output?: unknown; errorText?: string }>();
+  const hold = (id: string) => held.get(id) ?? held.set(id, {}).get(id)!;
+  const light = chunks.map((chunk): Chunk => {
+    if (chunk.type === "tool-input-available") {
+      hold(chunk.toolCallId).input = chunk.input;
+      return { ...chunk, input: null };
+    }
+    if (chunk.type === "tool-output-available") {
+      hold(chunk.toolCallId).output = chunk.output;
+      return { ...chunk, output: null };
+    }
+    if (chunk.type === "tool-output-error") {
+      hold(chunk.toolCallId).errorText = chunk.errorText;
+      return { ...chunk, errorText: "" };
+    }
+    return chunk;
+  });
   const stream = new ReadableStream<Chunk>({
     start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk);
+      for (const chunk of light) controller.enqueue(chunk);
       controller.close();
     },
   });
   let message: UIMessage | null = null;
   for await (const state of readUIMessageStream({ stream, terminateOnError: true })) message = state;
+  for (const part of (message?.parts ?? []) as ToolPart[]) {
+    const values = part.toolCallId === undefined ? undefined : held.get(part.toolCallId);
+    if (!values) continue;
+    if ("input" in values && "input" in part) part.input = values.input;
+    if ("output" in values && "output" in part) part.output = values.output;
+    if (values.errorText !== undefined && "errorText" in part) part.errorText = values.errorText;
+  }
   return message;
 }
 

@@ -8,7 +8,6 @@
 // The stream ends when the turn stops running (waiting, error, requires_action) after every row committed before
 // that status was sent, or when the next input row starts another turn (a queued follow-up), or on historyReset
 // (an edit discarded the transcript: the client reloads it).
-import type { UIMessageStreamWriter } from "ai";
 import { FINALIZER_TOOL_NAME } from "../../structured/finalizer.ts";
 import type { Executor } from "./graphql.ts";
 import { after, isInput, ROW_FIELDS, rowChunks, turnMessageId, type Chunk, type Row } from "./parts.ts";
@@ -46,6 +45,12 @@ interface Preview {
   hidden: Set<string>;
 }
 
+/** Where a stream's chunks go: `drained` resolves once the client has read them (false: it is gone or dropped). */
+export interface ChunkSink {
+  write(chunk: Chunk): void;
+  drained(): Promise<boolean>;
+}
+
 export interface TurnStreamOptions {
   executor: Executor;
   chatId: string;
@@ -62,7 +67,7 @@ const TERMINAL = new Set<Status>(["WAITING", "ERROR", "REQUIRES_ACTION"]);
 
 /** Turns rows and deltas into chunks; also used without a stream to build a chat's history (history.ts). */
 export class TurnWriter {
-  private readonly writer: Pick<UIMessageStreamWriter, "write">;
+  private readonly writer: Pick<ChunkSink, "write">;
   private watermark: string;
   private preview: Preview | null = null;
   /** Deltas of episodes whose history_version is below this were committed already (the commit's revision is
@@ -73,7 +78,7 @@ export class TurnWriter {
   readonly knownCalls: Set<string>;
   ended = false;
 
-  constructor(writer: Pick<UIMessageStreamWriter, "write">, cursor: string, knownCalls: Iterable<string>) {
+  constructor(writer: Pick<ChunkSink, "write">, cursor: string, knownCalls: Iterable<string>) {
     this.writer = writer;
     this.watermark = cursor;
     this.knownCalls = new Set(knownCalls);
@@ -209,7 +214,7 @@ function chatData(chatId: string, status: string, pendingToolCalls: unknown): Ch
 }
 
 /** Writes the turn to `writer` and resolves when the stream should end (see the top of the file). */
-export async function streamTurn(writer: UIMessageStreamWriter, options: TurnStreamOptions): Promise<void> {
+export async function streamTurn(writer: ChunkSink, options: TurnStreamOptions): Promise<void> {
   const { executor, chatId } = options;
   writer.write({ type: "start", messageId: turnMessageId(options.inputRowId),
     messageMetadata: { chatId, inputMessageId: options.inputRowId } });
@@ -235,6 +240,8 @@ export async function streamTurn(writer: UIMessageStreamWriter, options: TurnStr
         }
         writer.write(chatData(chatId, event.status, event.pendingToolCalls));
       }
+      // Back-pressure: the next event is read only once the client has read this one's chunks.
+      if (!await writer.drained()) break;
     }
   } finally {
     options.signal.removeEventListener("abort", stop);
@@ -246,7 +253,7 @@ export async function streamTurn(writer: UIMessageStreamWriter, options: TurnStr
 }
 
 /** The turn stopped running: sends the rows committed before that (the status was read after them). */
-async function settle(executor: Executor, chatId: string, turn: TurnWriter, writer: UIMessageStreamWriter): Promise<Status | null> {
+async function settle(executor: Executor, chatId: string, turn: TurnWriter, writer: ChunkSink): Promise<Status | null> {
   const { chatByRowId: chat } = await executor.run<{ chatByRowId: { status: Status; lastError: { message?: string } | null;
     pendingToolCalls: unknown; messages: { nodes: Row[] } } | null }>(SNAPSHOT, { id: chatId, after: turn.cursor });
   if (!chat) return null;
