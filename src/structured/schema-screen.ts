@@ -16,6 +16,8 @@ import { equalityKey } from "./canonical.ts";
 import { parseDecimal } from "./decimal.ts";
 import { isSupportedFormat } from "./formats.ts";
 import { escapePointerSegment, isJsonNumber, isJsonObject, JsonNumber, type JsonObject, type JsonValue } from "./json-boundary.ts";
+import { localRefTarget } from "./local-ref.ts";
+import { expandedSize, GraphFailure, type ExpandedSize, type SchemaPosition, type SizeCounts, type Step } from "./schema-graph.ts";
 
 export interface SchemaError {
   /** JSON pointer into the schema document ("" is the root). */
@@ -35,12 +37,18 @@ export const EXACT_KEYWORDS = {
 } as const;
 
 const FORBIDDEN: Readonly<Record<string, string>> = {
-  $ref: "$ref is not supported: inline the referenced schema",
-  $id: "$id is not supported",
-  id: "id is not supported",
-  $defs: "$defs is not supported: inline the definitions",
-  definitions: "definitions is not supported: inline the definitions",
+  $id: "$id is not supported: references resolve only as JSON pointers inside this document",
+  id: "id is not supported: references resolve only as JSON pointers inside this document",
+  $anchor: "$anchor is not supported: refer to the schema with a JSON pointer such as #/$defs/Name",
+  $dynamicRef: "$dynamicRef is not supported",
+  $dynamicAnchor: "$dynamicAnchor is not supported",
+  $recursiveRef: "$recursiveRef is not supported",
+  $recursiveAnchor: "$recursiveAnchor is not supported",
 };
+
+// What may stand beside a $ref: annotations, the definitions containers and the root's $schema.
+// Draft-07 ignores every other keyword there, so a schema that has one does not mean what it says.
+const REF_SIBLINGS = new Set(["title", "description", "$comment", "default", "examples", "readOnly", "writeOnly", "$defs", "definitions", "$schema"]);
 
 const PASS_THROUGH = new Set([
   "title",
@@ -77,7 +85,7 @@ export function toPlain(v: JsonValue, ordinary = false): unknown {
 }
 
 export type ScreenResult =
-  | { ok: true; ajvSchema: AjvSchema; patterns: number; branches: number; maxDepth: number; compiledPatterns: Map<string, RE2JS> }
+  | { ok: true; ajvSchema: AjvSchema; written: SizeCounts; expanded: ExpandedSize; compiledPatterns: Map<string, RE2JS> }
   | { ok: false; errors: SchemaError[] };
 
 class ScreenFailure extends Error {
@@ -108,6 +116,44 @@ export function checkPattern(pattern: string, pointer: string, compiled?: Map<st
   }
 }
 
+/** JSON nodes of a value (every value is a node, keys are not: limitError's count). */
+function jsonNodes(v: JsonValue): number {
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + jsonNodes(x), 1);
+  if (isJsonObject(v)) {
+    let n = 1;
+    for (const x of v.values()) n += jsonNodes(x);
+    return n;
+  }
+  return 1;
+}
+
+const SUBSCHEMA_KEYWORDS = new Set([
+  "$defs", "definitions", "properties", "patternProperties", "additionalProperties", "dependencies", "items", "additionalItems",
+  "contains", "propertyNames", "not", "if", "then", "else", "allOf", "anyOf", "oneOf",
+]);
+const ANY_KEY: Step = { kind: "anyKey" };
+const ANY_INDEX: Step = { kind: "anyIndex" };
+
+// The name a referenced position gets in the `definitions` of the schema handed to ajv.
+const REF_CONTAINER = "definitions";
+
+/**
+ * The schema for ajv with every referenced position under `definitions` (each `$ref` was written as
+ * `#/definitions/chatdRefN`). When the root itself is referenced, the root becomes one of them and
+ * the document is a `$ref` to it (ajv does not resolve "#" from a root without `$id`, and the root
+ * cannot hold a container that holds itself).
+ */
+function withReferenced(root: AjvSchema, refNames: ReadonlyMap<string, string>, screened: ReadonlyMap<string, AjvSchema>): AjvSchema {
+  if (refNames.size === 0 || typeof root !== "object") return root;
+  const defs: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
+  for (const [target, name] of refNames) defs[name] = screened.get(target);
+  const rootName = refNames.get("");
+  const holder: { [k: string]: unknown } = rootName === undefined ? root : (Object.create(null) as { [k: string]: unknown });
+  if (rootName !== undefined) holder.$ref = `#/${REF_CONTAINER}/${rootName}`;
+  holder[REF_CONTAINER] = defs;
+  return holder;
+}
+
 /** The branches without repeats (by their JSON text: same keywords in the same order), first ones kept. */
 function distinctBranches(branches: AjvSchema[]): AjvSchema[] {
   if (branches.length < 2) return branches;
@@ -128,10 +174,12 @@ export function screenSchema(root: JsonObject): ScreenResult {
   let branches = 0;
   let maxDepth = 0;
 
-  const countPattern = (pointer: string): void => {
+  const countPattern = (pointer: string, position: SchemaPosition): void => {
+    position.patterns++;
     if (++patterns > SCHEMA_MAX_PATTERNS) throw new ScreenFailure(pointer, `more than ${SCHEMA_MAX_PATTERNS} patterns`);
   };
-  const countBranches = (n: number, pointer: string): void => {
+  const countBranches = (n: number, pointer: string, position: SchemaPosition): void => {
+    position.branches += n;
     branches += n;
     if (branches > SCHEMA_MAX_BRANCHES) {
       throw new ScreenFailure(pointer, `more than ${SCHEMA_MAX_BRANCHES} combinator branches in total`);
@@ -146,23 +194,77 @@ export function screenSchema(root: JsonObject): ScreenResult {
     return v;
   };
 
+  // Every schema position of the document as written (schema-graph.ts), its screened form, and the
+  // references: target pointer -> name under ajv's definitions, and where each was written.
+  const positions = new Map<string, SchemaPosition>();
+  const screened = new Map<string, AjvSchema>();
+  const refNames = new Map<string, string>();
+  const refSites: { at: string; target: string }[] = [];
+
   const walk = (node: JsonValue, pointer: string, depth: number): AjvSchema => {
-    if (typeof node === "boolean") return node;
+    const position: SchemaPosition = { ownNodes: 1, branches: 0, patterns: 0, edges: [] };
+    positions.set(pointer, position);
+    if (typeof node === "boolean") {
+      screened.set(pointer, node);
+      return node;
+    }
     if (!isJsonObject(node)) throw new ScreenFailure(pointer, "a schema must be an object or a boolean");
     if (depth > SCHEMA_MAX_DEPTH) throw new ScreenFailure(pointer, `schema nesting deeper than ${SCHEMA_MAX_DEPTH}`);
     if (depth > maxDepth) maxDepth = depth;
     const out: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
-    const sub = (v: JsonValue, p: string): AjvSchema => walk(v, p, depth + 1);
+    screened.set(pointer, out);
+    // A subschema; `step` is what it applies to: the same value (undefined), a child, or nothing
+    // validation reaches (a definition, reached only through a $ref).
+    const sub = (v: JsonValue, p: string, step: Step | undefined | "definition"): AjvSchema => {
+      if (step !== "definition") position.edges.push({ to: p, step });
+      return walk(v, p, depth + 1);
+    };
     let protoDependency: AjvSchema | undefined;
+    const ref = node.get("$ref");
+    if (ref !== undefined) {
+      for (const k of node.keys()) {
+        if (k !== "$ref" && !REF_SIBLINGS.has(k)) {
+          throw new ScreenFailure(`${pointer}/${escapePointerSegment(k)}`, `${JSON.stringify(k.slice(0, 64))} beside $ref: draft-07 ignores every keyword next to a $ref; put the $ref and this keyword in an allOf`);
+        }
+      }
+      const at = `${pointer}/$ref`;
+      if (typeof ref !== "string") throw new ScreenFailure(at, "must be a string");
+      const target = localRefTarget(ref);
+      if (!target.ok) throw new ScreenFailure(at, target.detail);
+      refSites.push({ at, target: target.pointer });
+      position.edges.push({ to: target.pointer, step: undefined, refAt: at });
+      let name = refNames.get(target.pointer);
+      if (name === undefined) {
+        name = `chatdRef${refNames.size}`;
+        refNames.set(target.pointer, name);
+      }
+      out.$ref = `#/${REF_CONTAINER}/${name}`;
+    }
     for (const [k, v] of node) {
       const p = `${pointer}/${escapePointerSegment(k)}`;
       const forbidden = FORBIDDEN[k];
       if (forbidden !== undefined) throw new ScreenFailure(p, forbidden);
+      if (k === "$ref") {
+        position.ownNodes += 1;
+        continue;
+      }
+      if (ref !== undefined && k !== "$defs" && k !== "definitions" && k !== "$schema") {
+        // Annotations beside a $ref are not shown to ajv.
+        position.ownNodes += jsonNodes(v);
+        continue;
+      }
       if (PASS_THROUGH.has(k)) {
+        position.ownNodes += jsonNodes(v);
         out[k] = toPlain(v);
         continue;
       }
+      if (!SUBSCHEMA_KEYWORDS.has(k)) position.ownNodes += jsonNodes(v);
+      else if (k !== "$defs" && k !== "definitions" && (isJsonObject(v) || Array.isArray(v))) position.ownNodes += 1;
       switch (k) {
+        case "$defs":
+        case "definitions":
+          for (const [dk, dv] of needObject(v, p)) sub(dv, `${p}/${escapePointerSegment(dk)}`, "definition");
+          break;
         case "$schema":
           if (pointer !== "") throw new ScreenFailure(p, "$schema is only allowed at the root");
           if (typeof v !== "string" || !DRAFT07_URIS.includes(v)) {
@@ -219,7 +321,7 @@ export function screenSchema(root: JsonObject): ScreenResult {
           break;
         case "pattern":
           if (typeof v !== "string") throw new ScreenFailure(p, "must be a string");
-          countPattern(p);
+          countPattern(p, position);
           checkPattern(v, p, compiledPatterns);
           out[k] = v;
           break;
@@ -227,16 +329,16 @@ export function screenSchema(root: JsonObject): ScreenResult {
           const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
           for (const [pk, pv] of needObject(v, p)) {
             const pp = `${p}/${escapePointerSegment(pk)}`;
-            countPattern(pp);
+            countPattern(pp, position);
             checkPattern(pk, pp, compiledPatterns);
-            o[pk] = sub(pv, pp);
+            o[pk] = sub(pv, pp, ANY_KEY);
           }
           out[k] = o;
           break;
         }
         case "properties": {
           const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
-          for (const [pk, pv] of needObject(v, p)) o[pk] = sub(pv, `${p}/${escapePointerSegment(pk)}`);
+          for (const [pk, pv] of needObject(v, p)) o[pk] = sub(pv, `${p}/${escapePointerSegment(pk)}`, { kind: "name", name: pk });
           out[k] = o;
           break;
         }
@@ -246,10 +348,11 @@ export function screenSchema(root: JsonObject): ScreenResult {
             const dp = `${p}/${escapePointerSegment(dk)}`;
             let dep: unknown;
             if (Array.isArray(dv)) {
+              position.ownNodes += jsonNodes(dv);
               dep = toPlain(dv);
             } else {
-              countBranches(1, dp);
-              dep = sub(dv, dp);
+              countBranches(1, dp, position);
+              dep = sub(dv, dp, undefined);
             }
             // ajv's dependencies keyword skips a "__proto__" entry (it copies entries into ordinary
             // objects), so that one is handed to ajv as its exact equivalent:
@@ -261,27 +364,33 @@ export function screenSchema(root: JsonObject): ScreenResult {
           break;
         }
         case "additionalProperties":
+          out[k] = sub(v, p, ANY_KEY);
+          break;
         case "additionalItems":
         case "contains":
-        case "not":
+          out[k] = sub(v, p, ANY_INDEX);
+          break;
         case "propertyNames":
-          out[k] = sub(v, p);
+          out[k] = sub(v, p, { kind: "keyString" });
+          break;
+        case "not":
+          out[k] = sub(v, p, undefined);
           break;
         case "if":
         case "then":
         case "else":
-          countBranches(1, p);
-          out[k] = sub(v, p);
+          countBranches(1, p, position);
+          out[k] = sub(v, p, undefined);
           break;
         case "items":
-          out[k] = Array.isArray(v) ? v.map((x, i) => sub(x, `${p}/${i}`)) : sub(v, p);
+          out[k] = Array.isArray(v) ? v.map((x, i) => sub(x, `${p}/${i}`, { kind: "index", index: i })) : sub(v, p, ANY_INDEX);
           break;
         case "allOf":
         case "anyOf":
         case "oneOf": {
           const items = needArray(v, p);
-          countBranches(items.length, p);
-          const branches = items.map((x, i) => sub(x, `${p}/${i}`));
+          countBranches(items.length, p, position);
+          const branches = items.map((x, i) => sub(x, `${p}/${i}`, undefined));
           // A repeated allOf/anyOf branch decides nothing its first occurrence does not (feedback shows no
           // schema paths), so ajv gets each distinct branch once: 32 equal branches over 4,000 keys cost one.
           // Not oneOf, where a second match is what fails.
@@ -298,9 +407,13 @@ export function screenSchema(root: JsonObject): ScreenResult {
 
   try {
     const ajvSchema = walk(root, "", 1);
-    return { ok: true, ajvSchema, patterns, branches, maxDepth, compiledPatterns };
+    for (const { at, target } of refSites) {
+      if (!positions.has(target)) throw new ScreenFailure(at, "the reference does not point to a schema in this document (only schema positions, such as #/$defs/Name, can be referred to)");
+    }
+    const expanded = expandedSize(positions);
+    return { ok: true, ajvSchema: withReferenced(ajvSchema, refNames, screened), written: { nodes: jsonNodes(root), branches, patterns, depth: maxDepth }, expanded, compiledPatterns };
   } catch (e) {
-    if (e instanceof ScreenFailure) return { ok: false, errors: [{ pointer: e.pointer, detail: e.message }] };
+    if (e instanceof ScreenFailure || e instanceof GraphFailure) return { ok: false, errors: [{ pointer: e.pointer, detail: e.message }] };
     throw e;
   }
 }
