@@ -18,7 +18,8 @@ import { equalityKeyAt, longNumberAt, ownKeys, ownValues } from "./exact-data.ts
 import { FORMAT_CHECKS, SUPPORTED_FORMATS } from "./formats.ts";
 import { isJsonObject, JsonNumber, limitError, type JsonValue } from "./json-boundary.ts";
 import type { ExpandedSize, SizeCounts } from "./schema-graph.ts";
-import { compileRe2, screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
+import { compileRe2, RewrittenPattern, type PatternProgram } from "./patterns.ts";
+import { screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
 
 export interface CompiledSchema {
   readonly sha256: string;
@@ -51,7 +52,7 @@ let compilingOurs = false;
 ajvCode.allSchemaProperties = (map) => (compilingOurs ? (map === undefined ? [] : Object.keys(map)) : ajvAllSchemaProperties(map));
 
 // Programs the screen compiled for the schema being compiled (compilation is synchronous).
-let screenedPatterns: ReadonlyMap<string, RE2JS> | undefined;
+let screenedPatterns: ReadonlyMap<string, PatternProgram> | undefined;
 // True while ajv generates a key loop (iterateCachedKeys): its patterns are tested against keys.
 let keyPatterns = false;
 
@@ -151,7 +152,10 @@ const KEY_PATTERN_DFA_BYTES = 1 << 20;
 
 const re2Engine = ((pattern: string) => {
   const re = screenedPatterns?.get(pattern) ?? compileRe2(pattern);
-  return keyPatterns ? new KeyPattern(re) : re;
+  // The screen never lets a rewritten (lookahead) pattern be a patternProperties key.
+  if (!keyPatterns) return re;
+  if (re instanceof RewrittenPattern) throw new Error("a rewritten pattern cannot test keys");
+  return new KeyPattern(re);
 }) as unknown as RegExpEngine;
 // Only used by ajv's standalone code generation, which we never run.
 re2Engine.code = "re2js";

@@ -37,7 +37,7 @@ export function localRefTarget(ref: string): RefTarget {
 // `dependencies` holds schemas beside arrays of names.
 const SCHEMA_VALUED = new Set(["additionalProperties", "additionalItems", "contains", "propertyNames", "not", "if", "then", "else", "items"]);
 const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependencies"]);
-const SCHEMA_ARRAYS = new Set(["allOf", "anyOf", "oneOf", "items"]);
+const SCHEMA_ARRAYS = new Set(["allOf", "anyOf", "oneOf", "items", "prefixItems"]);
 
 /**
  * A screened schema placed at `prefix` (a JSON pointer) inside another document: every `$ref` at a

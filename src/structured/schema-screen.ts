@@ -4,19 +4,19 @@
 // replaces every numeric/equality keyword with an exact counterpart (see compile.ts) and drops
 // annotations that carry arbitrary data, so ajv never decides anything on a float64.
 
-import { RE2JS } from "re2js";
 import {
   SCHEMA_MAX_BRANCHES,
   SCHEMA_MAX_DEPTH,
   SCHEMA_MAX_ENUM_ITEMS,
-  SCHEMA_MAX_PATTERN_LENGTH,
   SCHEMA_MAX_PATTERNS,
 } from "./caps.ts";
 import { equalityKey } from "./canonical.ts";
 import { parseDecimal } from "./decimal.ts";
-import { isSupportedFormat } from "./formats.ts";
+import { ANNOTATION_FORMATS, isSupportedFormat } from "./formats.ts";
 import { escapePointerSegment, isJsonNumber, isJsonObject, JsonNumber, type JsonObject, type JsonValue } from "./json-boundary.ts";
 import { localRefTarget } from "./local-ref.ts";
+import { patternProblem, type PatternProgram } from "./patterns.ts";
+import { distinctBranches, jsonNodes, REF_CONTAINER, withReferenced, type AjvSchema } from "./screen-parts.ts";
 import { expandedSize, GraphFailure, type ExpandedSize, type SchemaPosition, type SizeCounts, type Step } from "./schema-graph.ts";
 
 export interface SchemaError {
@@ -26,6 +26,15 @@ export interface SchemaError {
 }
 
 export const DRAFT07_URIS: readonly string[] = ["http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-07/schema"];
+/** zod 4 writes the first by default. A schema without `$schema` is draft-07. */
+export const DRAFT2020_URIS: readonly string[] = ["https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#"];
+
+// Draft-07 keywords whose 2020-12 meaning differs or that 2020-12 replaced with keywords chatd does
+// not implement: refused in a 2020-12 schema, never reinterpreted.
+const NOT_IN_2020: Readonly<Record<string, string>> = {
+  additionalItems: "additionalItems is not part of draft 2020-12: use items after prefixItems",
+  dependencies: "dependencies is not part of draft 2020-12 (dependentRequired and dependentSchemas are not supported)",
+};
 
 /** Exact keywords understood by compile.ts; the ajv schema carries them instead of the originals. */
 export const EXACT_KEYWORDS = {
@@ -67,7 +76,6 @@ const PASS_THROUGH = new Set([
   "minProperties",
 ]);
 
-type AjvSchema = boolean | { [k: string]: unknown };
 
 /**
  * Plain JS value for ajv. Keys are defined as own data properties so "__proto__" stays an ordinary
@@ -85,7 +93,7 @@ export function toPlain(v: JsonValue, ordinary = false): unknown {
 }
 
 export type ScreenResult =
-  | { ok: true; ajvSchema: AjvSchema; written: SizeCounts; expanded: ExpandedSize; compiledPatterns: Map<string, RE2JS> }
+  | { ok: true; ajvSchema: AjvSchema; written: SizeCounts; expanded: ExpandedSize; compiledPatterns: Map<string, PatternProgram> }
   | { ok: false; errors: SchemaError[] };
 
 class ScreenFailure extends Error {
@@ -96,81 +104,20 @@ class ScreenFailure extends Error {
   }
 }
 
-/** The RE2 program for a JSON Schema (ECMA-262) pattern; throws if RE2 cannot compile it. */
-export function compileRe2(pattern: string): RE2JS {
-  return RE2JS.compile(RE2JS.translateRegExp(pattern));
-}
-
-/** Checks a pattern and keeps its compiled program in `compiled` (compile.ts hands it to ajv). */
-export function checkPattern(pattern: string, pointer: string, compiled?: Map<string, RE2JS>): void {
-  if (pattern.length > SCHEMA_MAX_PATTERN_LENGTH) {
-    throw new ScreenFailure(pointer, `pattern longer than ${SCHEMA_MAX_PATTERN_LENGTH} characters`);
-  }
-  if (compiled?.has(pattern) === true) return;
-  try {
-    const re = compileRe2(pattern);
-    compiled?.set(pattern, re);
-  } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    throw new ScreenFailure(pointer, `pattern is not supported by RE2: ${msg.slice(0, 200)}`);
-  }
-}
-
-/** JSON nodes of a value (every value is a node, keys are not: limitError's count). */
-function jsonNodes(v: JsonValue): number {
-  if (Array.isArray(v)) return v.reduce((n: number, x) => n + jsonNodes(x), 1);
-  if (isJsonObject(v)) {
-    let n = 1;
-    for (const x of v.values()) n += jsonNodes(x);
-    return n;
-  }
-  return 1;
-}
-
 const SUBSCHEMA_KEYWORDS = new Set([
-  "$defs", "definitions", "properties", "patternProperties", "additionalProperties", "dependencies", "items", "additionalItems",
+  "prefixItems", "$defs", "definitions", "properties", "patternProperties", "additionalProperties", "dependencies", "items", "additionalItems",
   "contains", "propertyNames", "not", "if", "then", "else", "allOf", "anyOf", "oneOf",
 ]);
 const ANY_KEY: Step = { kind: "anyKey" };
 const ANY_INDEX: Step = { kind: "anyIndex" };
 
-// The name a referenced position gets in the `definitions` of the schema handed to ajv.
-const REF_CONTAINER = "definitions";
-
-/**
- * The schema for ajv with every referenced position under `definitions` (each `$ref` was written as
- * `#/definitions/chatdRefN`). When the root itself is referenced, the root becomes one of them and
- * the document is a `$ref` to it (ajv does not resolve "#" from a root without `$id`, and the root
- * cannot hold a container that holds itself).
- */
-function withReferenced(root: AjvSchema, refNames: ReadonlyMap<string, string>, screened: ReadonlyMap<string, AjvSchema>): AjvSchema {
-  if (refNames.size === 0 || typeof root !== "object") return root;
-  const defs: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
-  for (const [target, name] of refNames) defs[name] = screened.get(target);
-  const rootName = refNames.get("");
-  const holder: { [k: string]: unknown } = rootName === undefined ? root : (Object.create(null) as { [k: string]: unknown });
-  if (rootName !== undefined) holder.$ref = `#/${REF_CONTAINER}/${rootName}`;
-  holder[REF_CONTAINER] = defs;
-  return holder;
-}
-
-/** The branches without repeats (by their JSON text: same keywords in the same order), first ones kept. */
-function distinctBranches(branches: AjvSchema[]): AjvSchema[] {
-  if (branches.length < 2) return branches;
-  const seen = new Set<string>();
-  return branches.filter((b) => {
-    const key = JSON.stringify(b);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-}
-
 export function screenSchema(root: JsonObject): ScreenResult {
+  const declared = root.get("$schema");
+  const draft2020 = typeof declared === "string" && DRAFT2020_URIS.includes(declared);
   let patterns = 0;
   // Each distinct pattern is compiled once per schema, here, and reused by ajv (a 512-character
   // pattern takes ~1.5 ms to compile; the worst schema used to compile each of its 32 twice or more).
-  const compiledPatterns = new Map<string, RE2JS>();
+  const compiledPatterns = new Map<string, PatternProgram>();
   let branches = 0;
   let maxDepth = 0;
 
@@ -242,7 +189,7 @@ export function screenSchema(root: JsonObject): ScreenResult {
     }
     for (const [k, v] of node) {
       const p = `${pointer}/${escapePointerSegment(k)}`;
-      const forbidden = FORBIDDEN[k];
+      const forbidden = FORBIDDEN[k] ?? (draft2020 ? NOT_IN_2020[k] : undefined);
       if (forbidden !== undefined) throw new ScreenFailure(p, forbidden);
       if (k === "$ref") {
         position.ownNodes += 1;
@@ -267,9 +214,16 @@ export function screenSchema(root: JsonObject): ScreenResult {
           break;
         case "$schema":
           if (pointer !== "") throw new ScreenFailure(p, "$schema is only allowed at the root");
-          if (typeof v !== "string" || !DRAFT07_URIS.includes(v)) {
-            throw new ScreenFailure(p, "$schema must be http://json-schema.org/draft-07/schema#");
+          if (typeof v !== "string" || !(DRAFT07_URIS.includes(v) || DRAFT2020_URIS.includes(v))) {
+            throw new ScreenFailure(p, "$schema must be http://json-schema.org/draft-07/schema# or https://json-schema.org/draft/2020-12/schema");
           }
+          break;
+        case "discriminator":
+          // OpenAPI's hint for the oneOf beside it (Pydantic writes it): no assertion, never shown to ajv.
+          break;
+        case "prefixItems":
+          if (!draft2020) throw new ScreenFailure(p, "prefixItems is a draft 2020-12 keyword: declare $schema https://json-schema.org/draft/2020-12/schema, or use items as an array");
+          out.items = needArray(v, p).map((x, i) => sub(x, `${p}/${i}`, { kind: "index", index: i }));
           break;
         case "default":
         case "examples":
@@ -316,21 +270,25 @@ export function screenSchema(root: JsonObject): ScreenResult {
           break;
         case "format":
           if (typeof v !== "string") throw new ScreenFailure(p, "must be a string");
+          if (ANNOTATION_FORMATS.includes(v)) break;
           if (!isSupportedFormat(v)) throw new ScreenFailure(p, `format ${JSON.stringify(v.slice(0, 64))} is not supported`);
           out[k] = v;
           break;
-        case "pattern":
+        case "pattern": {
           if (typeof v !== "string") throw new ScreenFailure(p, "must be a string");
           countPattern(p, position);
-          checkPattern(v, p, compiledPatterns);
+          const problem = patternProblem(v, compiledPatterns, true);
+          if (problem !== undefined) throw new ScreenFailure(p, problem);
           out[k] = v;
           break;
+        }
         case "patternProperties": {
           const o: { [k: string]: unknown } = Object.create(null) as { [k: string]: unknown };
           for (const [pk, pv] of needObject(v, p)) {
             const pp = `${p}/${escapePointerSegment(pk)}`;
             countPattern(pp, position);
-            checkPattern(pk, pp, compiledPatterns);
+            const problem = patternProblem(pk, compiledPatterns, false);
+            if (problem !== undefined) throw new ScreenFailure(pp, problem);
             o[pk] = sub(pv, pp, ANY_KEY);
           }
           out[k] = o;
@@ -383,6 +341,13 @@ export function screenSchema(root: JsonObject): ScreenResult {
           out[k] = sub(v, p, undefined);
           break;
         case "items":
+          if (draft2020) {
+            if (Array.isArray(v)) throw new ScreenFailure(p, "in draft 2020-12 items is a schema: tuples use prefixItems");
+            // After prefixItems, items applies to the items beyond them (draft-07's additionalItems).
+            if (node.has("prefixItems")) out.additionalItems = sub(v, p, ANY_INDEX);
+            else out.items = sub(v, p, ANY_INDEX);
+            break;
+          }
           out[k] = Array.isArray(v) ? v.map((x, i) => sub(x, `${p}/${i}`, { kind: "index", index: i })) : sub(v, p, ANY_INDEX);
           break;
         case "allOf":
