@@ -50,6 +50,12 @@ export interface ExpandedSize extends SizeCounts {
   perValueNode: number;
 }
 
+export interface Expansion {
+  readonly size: ExpandedSize;
+  /** Positions that a reference re-enters while they are being expanded (recursion targets). */
+  readonly recursive: ReadonlySet<string>;
+}
+
 export class GraphFailure extends Error {
   readonly pointer: string;
   constructor(pointer: string, detail: string) {
@@ -59,7 +65,8 @@ export class GraphFailure extends Error {
 }
 
 /** Expansion counts, or a GraphFailure naming the `$ref` through which a cap was passed. */
-export function expandedSize(positions: ReadonlyMap<string, SchemaPosition>): ExpandedSize {
+export function expandedSize(positions: ReadonlyMap<string, SchemaPosition>): Expansion {
+  const recursive = new Set<string>();
   const size: SizeCounts = { nodes: 0, branches: 0, patterns: 0, depth: 0 };
   // Positions on the current expansion path -> value steps taken when each was entered.
   const onPath = new Map<string, number>();
@@ -91,6 +98,7 @@ export function expandedSize(positions: ReadonlyMap<string, SchemaPosition>): Ex
           throw new GraphFailure(at, "$ref cycle that never steps into the value (through allOf, anyOf, oneOf, not, if/then/else or $ref alone)");
         }
         firstBackRef ??= at;
+        recursive.add(e.to);
         continue;
       }
       if (e.step !== undefined) steps++;
@@ -103,7 +111,7 @@ export function expandedSize(positions: ReadonlyMap<string, SchemaPosition>): Ex
   };
   visit("", 1);
   const perValueNode = firstBackRef === undefined ? size.nodes : recursionBound(positions, firstBackRef);
-  return { ...size, perValueNode: Math.max(perValueNode, size.nodes) };
+  return { size: { ...size, perValueNode: Math.max(perValueNode, size.nodes) }, recursive };
 }
 
 interface Closure {

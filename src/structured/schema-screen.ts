@@ -146,7 +146,7 @@ export function screenSchema(root: JsonObject): ScreenResult {
   const positions = new Map<string, SchemaPosition>();
   const screened = new Map<string, AjvSchema>();
   const refNames = new Map<string, string>();
-  const refSites: { at: string; target: string }[] = [];
+  const refSites: { at: string; target: string; out: { [k: string]: unknown } }[] = [];
 
   const walk = (node: JsonValue, pointer: string, depth: number): AjvSchema => {
     const position: SchemaPosition = { ownNodes: 1, branches: 0, patterns: 0, edges: [] };
@@ -178,7 +178,7 @@ export function screenSchema(root: JsonObject): ScreenResult {
       if (typeof ref !== "string") throw new ScreenFailure(at, "must be a string");
       const target = localRefTarget(ref);
       if (!target.ok) throw new ScreenFailure(at, target.detail);
-      refSites.push({ at, target: target.pointer });
+      refSites.push({ at, target: target.pointer, out });
       position.edges.push({ to: target.pointer, step: undefined, refAt: at });
       let name = refNames.get(target.pointer);
       if (name === undefined) {
@@ -375,8 +375,9 @@ export function screenSchema(root: JsonObject): ScreenResult {
     for (const { at, target } of refSites) {
       if (!positions.has(target)) throw new ScreenFailure(at, "the reference does not point to a schema in this document (only schema positions, such as #/$defs/Name, can be referred to)");
     }
-    const expanded = expandedSize(positions);
-    return { ok: true, ajvSchema: withReferenced(ajvSchema, refNames, screened), written: { nodes: jsonNodes(root), branches, patterns, depth: maxDepth }, expanded, compiledPatterns };
+    const { size: expanded, recursive } = expandedSize(positions);
+    const forAjv = withReferenced(ajvSchema, refSites, refNames, screened, recursive);
+    return { ok: true, ajvSchema: forAjv, written: { nodes: jsonNodes(root), branches, patterns, depth: maxDepth }, expanded, compiledPatterns };
   } catch (e) {
     if (e instanceof ScreenFailure || e instanceof GraphFailure) return { ok: false, errors: [{ pointer: e.pointer, detail: e.message }] };
     throw e;
