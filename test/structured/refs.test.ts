@@ -3,7 +3,8 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { SCHEMA_MAX_BRANCHES, SCHEMA_MAX_DEPTH, SCHEMA_MAX_NODES, SCHEMA_MAX_PATTERNS, validateValue } from "../../src/structured/index.ts";
-import { compile, schemaErrors } from "./helpers.ts";
+import { screenSchema } from "../../src/structured/schema-screen.ts";
+import { compile, parse, schemaErrors } from "./helpers.ts";
 
 function refused(schemaText: string, field: string, detail: RegExp): void {
   const errs = schemaErrors(schemaText);
@@ -139,6 +140,19 @@ test("recursion that applies more and more schemas per value node: cap passes, c
 
 test("a property named $ref is data; $ref inside const/enum/default is never resolved", () => {
   assert.equal(verdicts('{"properties":{"$ref":{"type":"string"}},"default":{"$ref":"#/nowhere"},"enum":[{"$ref":"http://x"}]}', ['{"$ref":"http://x"}', '{"$ref":1}']), [true, false]);
+});
+
+test("ajv gets non-recursive targets inline and only recursion targets as $ref", () => {
+  const screened = (text: string): string => {
+    const r = screenSchema(parse(text) as never);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    return JSON.stringify(r.ajvSchema);
+  };
+  assert.is(screened('{"$defs":{"A":{"$ref":"#/$defs/B"},"B":{"type":"string"},"F":false},"properties":{"a":{"$ref":"#/$defs/A"},"f":{"$ref":"#/$defs/F"}}}'),
+    '{"properties":{"a":{"type":"string"},"f":{"not":{}}}}');
+  assert.is(screened('{"$defs":{"N":{"items":{"$ref":"#/$defs/N"}}},"properties":{"n":{"$ref":"#/$defs/N"}}}'),
+    '{"properties":{"n":{"$ref":"#/definitions/chatdRef0"}},"definitions":{"chatdRef0":{"items":{"$ref":"#/definitions/chatdRef0"}}}}');
+  assert.is(screened('{"items":{"$ref":"#"}}'), '{"$ref":"#/definitions/chatdRef0","definitions":{"chatdRef0":{"items":{"$ref":"#/definitions/chatdRef0"}}}}');
 });
 
 test.run();
