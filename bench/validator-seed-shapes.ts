@@ -17,6 +17,7 @@ export const depSchema = (n: number): string =>
 export const patternPropertiesSchema = JSON.stringify({ patternProperties: { "^(a{1,20}b{1,20}){1,10}[0-9]+$": { type: "string" }, "^(?:a|b){2,40}[0-9]{1,4}$": { type: "string", maxLength: 4 } } });
 export const allOfSchema = JSON.stringify({ allOf: Array.from({ length: 32 }, (_, i) => ({ additionalProperties: i === 31 ? { type: "integer" } : { type: ["integer", "string"] } })) });
 export const oneOfSchema = JSON.stringify({ oneOf: Array.from({ length: 8 }, (_, i) => ({ type: "array", items: { type: "integer", multipleOf: i + 2 } })) });
+export const allOf8Schema = JSON.stringify({ allOf: Array.from({ length: 8 }, (_, i) => ({ type: "array", items: { type: "integer", multipleOf: i + 1 } })) });
 export const oneOfValue = JSON.stringify(Array.from({ length: 4094 }, (_, i) => i * 840));
 
 export interface SeedShape {
@@ -32,6 +33,8 @@ export const SEED_SHAPES: readonly SeedShape[] = [
   { label: "60 schema-form dependencies x 4,000 keys", gojsonschemaMs: 519, schema: depSchema(60), value: ints4000("s") },
   // 840 is a multiple of 2..8, so every branch matches and oneOf fails.
   { label: "8 oneOf branches x 4,095 nodes", gojsonschemaMs: 26, schema: oneOfSchema, value: oneOfValue },
+  // Every branch matches, so all 8 run over every item; the figure issue #31 reported (28 ms).
+  { label: "8 valid allOf branches x 4,095 nodes", gojsonschemaMs: 28, schema: allOf8Schema, value: oneOfValue },
 ];
 
 export interface SeedResult {

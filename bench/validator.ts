@@ -117,6 +117,41 @@ shape("60 schema-form dependencies x 4,000 keys", depSchema(60), ints4000("s"));
 shape("8 oneOf branches x 4,095 nodes", oneOfSchema, oneOfValue);
 shape("uniqueItems over 16,383 exact numbers", '{"uniqueItems":true}', JSON.stringify(Array.from({ length: 16383 }, (_, i) => i + 0.5)), 5);
 
+// Local references (issue #31): a recursive schema over a 10,000-node value, and 200 $defs.
+interface TreeNode { v: number; children: TreeNode[] }
+function tree(nodes: number): TreeNode {
+  // Breadth-first, 4 children each: every tree node is 3 value nodes (object, integer, array).
+  const root: TreeNode = { v: 0, children: [] };
+  const queue = [root];
+  for (let made = 1; made < nodes; ) {
+    const parent = queue.shift();
+    if (parent === undefined) break;
+    for (let c = 0; c < 4 && made < nodes; c++, made++) {
+      const child: TreeNode = { v: made, children: [] };
+      parent.children.push(child);
+      queue.push(child);
+    }
+  }
+  return root;
+}
+const recursiveSchema = JSON.stringify({
+  $defs: { Node: { type: "object", properties: { v: { type: "integer", minimum: 0 }, children: { type: "array", items: { $ref: "#/$defs/Node" } } }, required: ["v", "children"], additionalProperties: false } },
+  $ref: "#/$defs/Node",
+});
+shape("recursive $ref schema x 10,000-node tree", recursiveSchema, JSON.stringify(tree(3334)));
+const defs200 = JSON.stringify({
+  type: "object",
+  properties: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`p${i}`, { $ref: `#/$defs/D${i}` }])),
+  required: Array.from({ length: 200 }, (_, i) => `p${i}`),
+  $defs: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`D${i}`, { type: "object", properties: { a: { type: "string", maxLength: 8 }, b: { type: "integer", minimum: i }, c: { enum: ["x", "y", i] } }, required: ["a", "b"], additionalProperties: false }])),
+});
+const defs200Value = JSON.stringify(Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`p${i}`, { a: "abc", b: i + 1, c: "x" }])));
+row("compile: 200 $defs, each referenced once", time(10, () => {
+  clearCompileCache();
+  compileText(defs200);
+}), "", `${defs200.length} bytes`);
+shape("200 $defs schema x its 1,001-node value", defs200, defs200Value);
+
 // Reference: plain ajv (native RegExp, float numbers, for…in) on two of the shapes above, to show how
 // much of the time is ajv's own per-key loop (V8 dictionary lookups on a 4,000-key object).
 function plainShape(label: string, schema: string, value: string): void {

@@ -16,6 +16,11 @@ import {
   checkValue,
   validateResponseFormat,
   VALUE_LIMITS,
+  SCHEMA_MAX_BRANCHES,
+  SCHEMA_MAX_BYTES,
+  SCHEMA_MAX_DEPTH,
+  SCHEMA_MAX_NODES,
+  SCHEMA_MAX_PATTERNS,
   type CompiledSchema,
 } from "../structured/index.ts";
 
@@ -56,7 +61,22 @@ export function runSchemaCheck(input: string | Uint8Array, out: Writable, err: W
   const bytes = Buffer.byteLength(r.validator.schemaText, "utf8");
   const what = r.kind === "envelope" ? `response_format envelope "${r.name ?? ""}"` : "JSON Schema document";
   writeLine(out, `ok: ${what}, ${bytes} bytes canonical, sha256 ${r.validator.sha256}`);
+  for (const line of sizeLines(r.validator, bytes)) writeLine(out, line);
   return 0;
+}
+
+/** Each cap beside the schema's size as written and as validation reaches it through `$ref`s. */
+function sizeLines(v: CompiledSchema, bytes: number): string[] {
+  const { written, expanded } = v.size;
+  const row = (what: string, w: number, e: number, cap: number, extra = ""): string =>
+    `  ${what.padEnd(9)} ${String(w).padStart(6)} written, ${String(e).padStart(6)} through $ref${extra}   (cap ${cap})`;
+  return [
+    `  bytes     ${String(bytes).padStart(6)} canonical   (cap ${SCHEMA_MAX_BYTES})`,
+    row("nodes", written.nodes, expanded.nodes, SCHEMA_MAX_NODES, `, ${expanded.perValueNode} per value node`),
+    row("branches", written.branches, expanded.branches, SCHEMA_MAX_BRANCHES),
+    row("patterns", written.patterns, expanded.patterns, SCHEMA_MAX_PATTERNS),
+    row("depth", written.depth, expanded.depth, SCHEMA_MAX_DEPTH),
+  ];
 }
 
 function lines(input: Readable): AsyncIterable<string> {

@@ -107,11 +107,23 @@ function storedStringBytes(s: string): number {
  * Buffer.byteLength(canonicalJson(v)) without building the text or sorting keys (order does not
  * change the length): for callers that need the stored size but not the text.
  */
+/** Characters of String(x) for an integer |x| < 1e15 (powers of ten are exact doubles up to 1e22). */
+function integerLength(x: number): number {
+  let n = x < 0 ? 2 : 1;
+  const a = Math.abs(x);
+  for (let p = 10; a >= p; p *= 10) n++;
+  return n;
+}
+
 export function storedByteLength(v: JsonValue): number {
   if (v === null || v === true) return 4;
   if (v === false) return 5;
   if (typeof v === "string") return storedStringBytes(v);
-  if (v instanceof JsonNumber) return numericText(v.text).length;
+  if (v instanceof JsonNumber) {
+    // An integer of at most 15 digits is stored as written: count its digits without making its text.
+    const int = v.lazyInteger;
+    return int === undefined ? numericText(v.text).length : integerLength(int);
+  }
   if (Array.isArray(v)) {
     let n = v.length === 0 ? 2 : 2 * v.length;
     for (const x of v) n += storedByteLength(x);

@@ -17,7 +17,9 @@ import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, type Deci
 import { equalityKeyAt, longNumberAt, ownKeys, ownValues } from "./exact-data.ts";
 import { FORMAT_CHECKS, SUPPORTED_FORMATS } from "./formats.ts";
 import { isJsonObject, JsonNumber, limitError, type JsonValue } from "./json-boundary.ts";
-import { compileRe2, screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
+import type { ExpandedSize, SizeCounts } from "./schema-graph.ts";
+import { compileRe2, RewrittenPattern, type PatternProgram } from "./patterns.ts";
+import { screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
 
 export interface CompiledSchema {
   readonly sha256: string;
@@ -33,6 +35,8 @@ export interface CompiledSchema {
    * propertyReadsOf); any other property is read only through the key loops (ownKeys/ownValues).
    */
   readonly propertyReads: ReadonlySet<string> | "all";
+  /** The schema's size as written and as validation reaches it through `$ref`s (schema-graph.ts). */
+  readonly size: { readonly written: SizeCounts; readonly expanded: ExpandedSize };
 }
 
 export type CompileResult = { ok: true; validator: CompiledSchema } | { ok: false; errors: { field: string; detail: string }[] };
@@ -48,7 +52,7 @@ let compilingOurs = false;
 ajvCode.allSchemaProperties = (map) => (compilingOurs ? (map === undefined ? [] : Object.keys(map)) : ajvAllSchemaProperties(map));
 
 // Programs the screen compiled for the schema being compiled (compilation is synchronous).
-let screenedPatterns: ReadonlyMap<string, RE2JS> | undefined;
+let screenedPatterns: ReadonlyMap<string, PatternProgram> | undefined;
 // True while ajv generates a key loop (iterateCachedKeys): its patterns are tested against keys.
 let keyPatterns = false;
 
@@ -148,7 +152,10 @@ const KEY_PATTERN_DFA_BYTES = 1 << 20;
 
 const re2Engine = ((pattern: string) => {
   const re = screenedPatterns?.get(pattern) ?? compileRe2(pattern);
-  return keyPatterns ? new KeyPattern(re) : re;
+  // The screen never lets a rewritten (lookahead) pattern be a patternProperties key.
+  if (!keyPatterns) return re;
+  if (re instanceof RewrittenPattern) throw new Error("a rewritten pattern cannot test keys");
+  return new KeyPattern(re);
 }) as unknown as RegExpEngine;
 // Only used by ajv's standalone code generation, which we never run.
 re2Engine.code = "re2js";
@@ -356,7 +363,7 @@ const WHOLE_OBJECT_READERS = new Set(["minProperties", "maxProperties", "chatdCo
  * read by name (properties, required, dependencies) read only names written in the schema; every
  * other draft-07 keyword reads an object through the key loops (iterateCachedKeys) or not at all.
  * Every key and string is looked at, data (`default`, `examples`) included, so a keyword or name
- * is never missed (the screen refuses $ref, so no subschema lives elsewhere); a data string that
+ * is never missed (referenced subschemas are in the root's `definitions`, which this walk reads); a data string that
  * happens to spell one only costs a property set.
  */
 function propertyReadsOf(schema: unknown): ReadonlySet<string> | "all" {
@@ -427,7 +434,7 @@ export function compileSchema(schema: JsonValue): CompileResult {
     screenedPatterns = undefined;
     compilingOurs = false;
   }
-  const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv, propertyReads: propertyReadsOf(screened.ajvSchema) };
+  const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv, propertyReads: propertyReadsOf(screened.ajvSchema), size: { written: screened.written, expanded: screened.expanded } };
   remember(compiled);
   return { ok: true, validator: compiled };
 }

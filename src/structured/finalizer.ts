@@ -2,6 +2,7 @@
 // Pure: the worker feeds it the step's tool calls and finish reason and commits what it decides, in the same
 // transaction as the step (candidate or rejection), so no restart can change the verdict.
 
+import { rebaseLocalRefs } from "./local-ref.ts";
 import { VALUE_INPUT_MAX_BYTES, VALUE_MAX_DEPTH, VALUE_MAX_NODES } from "./caps.ts";
 import { canonicalJson, sha256Hex } from "./canonical.ts";
 import type { CompiledSchema } from "./compile.ts";
@@ -28,9 +29,12 @@ export const FINALIZER_DESCRIPTION =
   "Submit the final answer of this request as {\"output\": <value>}, where the value matches the schema. " +
   "Call it alone, once, after any other tools you need. The server validates it; on errors, fix them and call it again.";
 
-/** The finalizer's input schema: the caller's schema passed unmodified as `output`. */
+/**
+ * The finalizer's input schema: the caller's schema as `output`, unmodified except that its local
+ * references are prefixed with `/properties/output` so they name the same schemas inside the wrapper.
+ */
 export function finalizerInputSchema(callerSchema: Record<string, unknown>): Record<string, unknown> {
-  return { type: "object", properties: { output: callerSchema }, required: ["output"], additionalProperties: false };
+  return { type: "object", properties: { output: rebaseLocalRefs(callerSchema, "/properties/output") }, required: ["output"], additionalProperties: false };
 }
 
 export interface BatchCall {

@@ -20,7 +20,15 @@ export const SUPPORTED_FORMATS = [
   "json-pointer",
   "relative-json-pointer",
   "uuid",
+  "duration",
+  "ulid",
 ] as const;
+
+/**
+ * Format names that carry no assertion in any specification (OpenAPI's `password` and `binary`,
+ * Pydantic's `path`): accepted as annotations, never checked. Every other name is checked or refused.
+ */
+export const ANNOTATION_FORMATS: readonly string[] = ["password", "binary", "path"];
 
 export type FormatName = (typeof SUPPORTED_FORMATS)[number];
 
@@ -60,6 +68,12 @@ const URI_TEMPLATE = re2(sourceOf("uri-template"), true);
 const JSON_POINTER = re2(sourceOf("json-pointer"));
 const RELATIVE_JSON_POINTER = re2(sourceOf("relative-json-pointer"));
 const UUID = re2(sourceOf("uuid"), true);
+// RFC 3339 Appendix A (ISO 8601 durations), its ABNF as written: designators in upper case, units in
+// order without gaps inside a chain (year [month [day]], hour [minute [second]]), weeks alone.
+const DUR_TIME = "T(?:\\d+H(?:\\d+M(?:\\d+S)?)?|\\d+M(?:\\d+S)?|\\d+S)";
+const DURATION = re2(`^P(?:(?:\\d+D|\\d+M(?:\\d+D)?|\\d+Y(?:\\d+M(?:\\d+D)?)?)(?:${DUR_TIME})?|${DUR_TIME}|\\d+W)$`);
+// ULID: 26 Crockford base-32 characters (no I, L, O, U; either case), the first at most 7 (128 bits).
+const ULID = re2("^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$");
 
 // date, time and date-time are plain character checks (no regex: re2js runs them one rune at a
 // time, ~1.5 µs each, and a date-time took three of them; the typical 50-field payload spent ~30%
@@ -158,4 +172,6 @@ export const FORMAT_CHECKS: Readonly<Record<FormatName, (s: string) => boolean>>
   "json-pointer": (s: string) => JSON_POINTER.test(s),
   "relative-json-pointer": (s: string) => RELATIVE_JSON_POINTER.test(s),
   uuid: asciiFold(UUID),
+  duration: (s: string) => DURATION.test(s),
+  ulid: (s: string) => ULID.test(s),
 });

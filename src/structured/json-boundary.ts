@@ -31,6 +31,10 @@ export class JsonNumber {
     n.#text = undefined;
     return n;
   }
+  /** integer()'s value while its text has not been made (the text is then String(value)), else undefined. */
+  get lazyInteger(): number | undefined {
+    return this.#text === undefined && typeof this.#short === "number" ? this.#short : undefined;
+  }
   /** The literal as written (for integer(): String(value), the same characters). */
   get text(): string {
     return (this.#text ??= String(this.#short));

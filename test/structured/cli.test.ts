@@ -11,12 +11,25 @@ function sink(): { stream: PassThrough; text: () => string } {
   return { stream, text: () => Buffer.concat(chunks).toString("utf8") };
 }
 
-test("check: a bare schema passes with a one-line summary", () => {
+test("check: a bare schema passes with a summary line and its size beside each cap", () => {
   const out = sink();
   const err = sink();
   assert.is(runSchemaCheck('{"type":"object","properties":{"a":{"type":"integer"}}}', out.stream, err.stream), 0);
-  assert.match(out.text(), /^ok: JSON Schema document, \d+ bytes canonical, sha256 [0-9a-f]{64}\n$/);
+  const lines = out.text().split("\n");
+  assert.match(lines[0] ?? "", /^ok: JSON Schema document, \d+ bytes canonical, sha256 [0-9a-f]{64}$/);
+  assert.equal(lines.slice(1).map((l) => l.trim().split(/\s+/)[0]), ["bytes", "nodes", "branches", "patterns", "depth", ""]);
   assert.is(err.text(), "");
+});
+
+test("check: sizes through $ref are shown beside the written ones and the cap", () => {
+  const out = sink();
+  const schema = `{"$defs":{"B":{"anyOf":[{},{},{},{},{},{},{"pattern":"^a"}]}},"allOf":[${Array(8).fill('{"$ref":"#/$defs/B"}').join(",")}]}`;
+  assert.is(runSchemaCheck(schema, out.stream, sink().stream), 0);
+  const text = out.text();
+  assert.match(text, /\n {2}branches +15 written, +64 through \$ref +\(cap 64\)\n/);
+  assert.match(text, /\n {2}patterns +1 written, +8 through \$ref +\(cap 32\)\n/);
+  assert.match(text, /\n {2}depth +3 written, +4 through \$ref +\(cap 32\)\n/);
+  assert.match(text, /\n {2}nodes +\d+ written, +\d+ through \$ref, \d+ per value node +\(cap 16384\)\n/);
 });
 
 test("check: an envelope is accepted and named in the summary", () => {
@@ -27,8 +40,8 @@ test("check: an envelope is accepted and named in the summary", () => {
 
 test("check: errors name the field and exit 1", () => {
   const err = sink();
-  assert.is(runSchemaCheck('{"properties":{"a":{"$ref":"#"}}}', sink().stream, err.stream), 1);
-  assert.match(err.text(), /^\/properties\/a\/\$ref: \$ref is not supported/);
+  assert.is(runSchemaCheck('{"properties":{"a":{"$ref":"other.json#"}}}', sink().stream, err.stream), 1);
+  assert.match(err.text(), /^\/properties\/a\/\$ref: only local references are supported/);
   const err2 = sink();
   assert.is(runSchemaCheck('{"type":"json_schema","json_schema":{"name":"bad name","schema":{}}}', sink().stream, err2.stream), 1);
   assert.match(err2.text(), /^response_format\.json_schema\.name: /);

@@ -78,7 +78,7 @@ test("bytes input is accepted and invalid UTF-8 is rejected at response_format",
 });
 
 test("schema content errors name the schema field and the pointer inside it", () => {
-  const r = validateResponseFormat('{"type":"json_schema","json_schema":{"name":"r","schema":{"properties":{"a":{"$ref":"#"}}}}}');
+  const r = validateResponseFormat('{"type":"json_schema","json_schema":{"name":"r","schema":{"properties":{"a":{"$ref":"#/nowhere"}}}}}');
   assert.not.ok(r.ok);
   if (!r.ok) {
     assert.is(r.errors[0]?.field, "response_format.json_schema.schema");

@@ -11,7 +11,7 @@ import { shortFloat } from "../../src/structured/decimal.ts";
 import { ownKeys, ownValues, withExactData } from "../../src/structured/exact-data.ts";
 import { FORMAT_CHECKS } from "../../src/structured/formats.ts";
 import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, parseJsonSafe, validateValue } from "../../src/structured/index.ts";
-import { compileRe2 } from "../../src/structured/schema-screen.ts";
+import { compileRe2 } from "../../src/structured/patterns.ts";
 import { numberLiteral } from "./arbitraries.ts";
 import { compile } from "./helpers.ts";
 

@@ -1,7 +1,7 @@
 // The finalizer rules, decided on raw argument text (no provider, no database).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { compileSchema, type CompiledSchema } from "../../src/structured/index.ts";
+import { compileSchema, validateValue, type CompiledSchema } from "../../src/structured/index.ts";
 import { parseJsonSafe } from "../../src/structured/json-boundary.ts";
 import {
   budgetExhausted, exhaustionCode, FINALIZER_ARGS_MAX_BYTES, FINALIZER_TOOL_NAME, finalizerInputSchema, judgeBatch,
@@ -27,7 +27,25 @@ test("finalizer schema wraps the caller's schema unmodified as output", () => {
   const caller = { type: "object", properties: { a: { type: "string", pattern: "^(?=x)" } } };
   const wrapped = finalizerInputSchema(caller);
   assert.equal(wrapped, { type: "object", properties: { output: caller }, required: ["output"], additionalProperties: false });
-  assert.is((wrapped.properties as { output: unknown }).output, caller);
+});
+
+test("finalizer schema: local references are rebased so they name the same schemas inside the wrapper", () => {
+  const caller = {
+    $defs: { Node: { type: "object", properties: { v: { type: "integer" }, kids: { type: "array", items: { $ref: "#/$defs/Node" } } }, required: ["v"] } },
+    properties: { root: { $ref: "#/$defs/Node" }, self: { $ref: "#" } },
+    default: { $ref: "#/not/a/schema" },
+    enum: [{ $ref: "#" }, {}, { root: { v: 1 } }, { self: { root: { v: "x" } } }, { root: { v: 1, kids: [{ v: 2 }, { v: "y" }] } }],
+  };
+  const wrapped = finalizerInputSchema(caller) as { properties: { output: typeof caller } };
+  assert.is(wrapped.properties.output.properties.root.$ref, "#/properties/output/$defs/Node");
+  assert.is(wrapped.properties.output.properties.self.$ref, "#/properties/output");
+  assert.equal(wrapped.properties.output.default, caller.default);
+  assert.equal(wrapped.properties.output.enum, caller.enum);
+  const inner = compile(JSON.stringify({ ...caller, enum: undefined }));
+  const outer = compile(JSON.stringify({ ...wrapped, properties: { output: { ...wrapped.properties.output, enum: undefined } } }));
+  for (const v of ['{"root":{"v":1}}', '{"self":{"root":{"v":"x"}}}', '{"root":{"v":1,"kids":[{"v":2},{"v":"y"}]}}', '{"root":{"kids":[]}}']) {
+    assert.is(validateValue(outer, `{"output":${v}}`).ok, validateValue(inner, v).ok, v);
+  }
 });
 
 test("a lone valid call is a candidate with exact numbers", () => {

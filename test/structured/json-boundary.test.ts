@@ -1,6 +1,6 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { canonicalJson, JsonNumber, parseJsonSafe, VALUE_MAX_BYTES, VALUE_MAX_DEPTH, VALUE_MAX_NODES, type JsonValue } from "../../src/structured/index.ts";
+import { canonicalJson, JsonNumber, parseJsonSafe, storedByteLength, VALUE_MAX_BYTES, VALUE_MAX_DEPTH, VALUE_MAX_NODES, type JsonValue } from "../../src/structured/index.ts";
 
 function rejects(input: string | Uint8Array, rule: string, pointer: string, limits?: Parameters<typeof parseJsonSafe>[1]): void {
   const r = parseJsonSafe(input, limits);
@@ -198,6 +198,14 @@ test("canonical text follows jsonb: key order by length then bytes, numbers as n
   // UTF-8 byte order, not UTF-16: U+FF61 (3 bytes) sorts before U+1F600 (4 bytes) by length anyway;
   // two 3-byte keys compare bytewise.
   assert.is(canonicalJson(value('{"\uff61":1,"\u00e9x":2}')), '{"\u00e9x": 2, "\uff61": 1}');
+});
+
+test("stored size of integers counted without their text equals the canonical text's size", () => {
+  for (const x of ["0", "7", "9", "10", "99", "100", "-1", "-10", "-99", "999999999999999", "-999999999999999", "100000000000000", "1000000000000000", "12.0", "-0", "1e3"]) {
+    const r = parseJsonSafe(`[${x},{"a":${x}}]`);
+    assert.ok(r.ok, x);
+    if (r.ok) assert.is(storedByteLength(r.value), Buffer.byteLength(canonicalJson(r.value)), x);
+  }
 });
 
 test.run();

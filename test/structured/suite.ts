@@ -27,14 +27,14 @@ class Literal {
   }
 }
 
-type Raw = null | boolean | string | Literal | Raw[] | { [k: string]: Raw };
+export type Raw = null | boolean | string | Literal | Raw[] | { [k: string]: Raw };
 
-function parseKeepingNumbers(text: string): Raw {
+export function parseKeepingNumbers(text: string): Raw {
   return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
     typeof value === "number" && context?.source !== undefined ? new Literal(context.source) : value) as Raw;
 }
 
-function stringify(v: Raw): string {
+export function stringify(v: Raw): string {
   if (v instanceof Literal) return v.text;
   if (v === null || typeof v !== "object") return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(stringify).join(",")}]`;
