@@ -21,6 +21,7 @@ import type { ModelRuntime } from "../src/providers/index.ts";
 import { defaultWorkspacesRoot, ensureDemoWorkspace, toolDeploymentFromEnv, type ToolDeployment } from "../src/tools/index.ts";
 import { bindMetricsDatabase, startMetricsServer } from "../src/metrics.ts";
 import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batch-tasks.ts";
+import { makeRetentionTask, RETENTION_TASK, retentionCronItems } from "./retention.ts";
 import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
@@ -150,6 +151,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     chat_requires_action_deadline: makeDeadlineTask({ pool, log }),
     batch_validate: makeBatchValidateTask({ pool, log }),
     batch_cancel: makeBatchCancelTask({ pool, log }),
+    [RETENTION_TASK]: makeRetentionTask({ pool, log }),
   };
   // Graphile Worker's id for this process's pool: the locked_by of the jobs it fetches (reported alive below).
   const events: WorkerEvents = new EventEmitter();
@@ -172,7 +174,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 1000,
     logger: workerLogger,
-    parsedCronItems: [],
+    parsedCronItems: retentionCronItems(),
     taskList,
   });
   pools.startRetrying();
