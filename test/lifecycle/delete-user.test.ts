@@ -3,7 +3,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { signToken } from "../../src/api/auth.ts";
-import { envelope, startTestApi, textContent, type TestApi } from "../api/harness.ts";
+import { envelope, startTestApi, subscribe, textContent, type TestApi } from "../api/harness.ts";
 import { count, setStructuredExperiment } from "../support/chats.ts";
 import { runChatd } from "../support/cli.ts";
 import { leftovers } from "./support.ts";
@@ -49,6 +49,28 @@ test("GraphQL deleteChat: the owner's works, anyone else's is NOT_FOUND; a delet
   assert.is(code(await t.gql(FIND, { id: chat.structuredOutputRequestId }, alice.token)), "REQUEST_DELETED");
   assert.is(code(await t.gql(FIND, { id: chat.structuredOutputRequestId }, bob.token)), "NOT_FOUND");
   assert.is(code(await t.gql(DELETE, { id: chat.chatId }, alice.token)), "NOT_FOUND", "a second delete finds nothing");
+});
+
+test("a client following the chat's events is told it is gone (NOT_FOUND)", async () => {
+  const frank = await t.user("frank-stream");
+  const chat = await createChat(frank.token);
+  const events = subscribe(t.ws(frank.token), `subscription($chatId: UUID!) { chatEvents(chatId: $chatId) { type status } }`,
+    { chatId: chat.chatId });
+  try {
+    const first = await events.next();
+    assert.is(first.errors, undefined, JSON.stringify(first.errors));
+    await t.gql(DELETE, { id: chat.chatId }, frank.token);
+    // graphql-ws delivers a refusal raised inside the stream as the subscription's error: a list of GraphQL errors.
+    const ended = await (async () => {
+      for (;;) {
+        const event = await events.next().catch((error: unknown) => ({ errors: error as { extensions?: { code?: string } }[] }));
+        if (event.errors != null) return event;
+      }
+    })();
+    assert.is(code(ended), "NOT_FOUND", JSON.stringify(ended));
+  } finally {
+    events.dispose();
+  }
 });
 
 test("chatd ops delete-chat deletes any user's chat and prints what went", async () => {
