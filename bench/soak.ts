@@ -52,8 +52,9 @@ async function createChats(pool: pg.Pool, user: string, count: number): Promise<
   }));
 }
 
-async function waitForTurns(pool: pg.Pool): Promise<void> {
+async function waitForTurns(pool: pg.Pool, worker: ChildProcess): Promise<void> {
   for (;;) {
+    if (worker.exitCode != null || worker.signalCode != null) throw new Error(`the worker exited (${worker.exitCode ?? worker.signalCode})`);
     const { rows } = await pool.query<{ n: number }>("select count(*)::int as n from chat_public.chats where status <> 'waiting'");
     if (rows[0]!.n === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -101,7 +102,7 @@ try {
     const roundStart = Date.now();
     await age(pool);
     await createChats(pool, user, PER_ROUND);
-    await waitForTurns(pool);
+    await waitForTurns(pool, worker);
     turns += PER_ROUND;
     if (round === 1) columns.push({ label: "round 1", sizes: await sizes(pool) });
     const retentionStart = Date.now();
@@ -112,7 +113,8 @@ try {
     columns.push({ label: `r${round}+ret`, sizes: after });
     const total = Object.values(after).reduce((a, b) => a + b, 0);
     console.log(`round ${round}: ${PER_ROUND} turns in ${((retentionStart - roundStart) / 1000).toFixed(1)} s, retention deleted ` +
-      `${deleted.chats} chats in ${(retentionMs / 1000).toFixed(1)} s; chat tables ${kib(total)}`);
+      `${deleted.chats} chats in ${(retentionMs / 1000).toFixed(1)} s; chat tables ${kib(total)} (` +
+      `${TABLES.map((t) => `${t.split(".")[1]} ${kib(after[t] ?? 0)}`).join(", ")})`);
   }
   const first = columns[1]!.sizes;
   console.log(`\n${turns} turns in ${((Date.now() - started) / 1000).toFixed(0)} s (${ROUNDS} rounds); retention keeps the last round`);
