@@ -93,7 +93,7 @@ try {
   const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('soak') returning id")).rows[0]!.id;
   worker = spawn(process.execPath, [join(projectRoot, "bench", "worker-process.ts")], {
     env: { ...process.env, DATABASE_URL: db.url, CHATD_WORKSPACES_ROOT: workspaces, CHATD_BENCH_CONCURRENCY: "8" },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", "inherit", "inherit"],
   });
   const columns: { label: string; sizes: Record<string, number> }[] = [{ label: "empty", sizes: await sizes(pool) }];
   const started = Date.now();
@@ -122,7 +122,7 @@ try {
     ...TABLES.map((t): [string, string] => [t, `${(((first[t] ?? 0) - (columns[0]!.sizes[t] ?? 0)) / PER_ROUND).toFixed(0)} | ` +
       columns.map((c) => kib(c.sizes[t] ?? 0)).join(", ")])]);
 } finally {
-  if (worker != null) {
+  if (worker != null && worker.exitCode == null && worker.signalCode == null) {
     const exited = new Promise((resolve) => worker!.on("exit", resolve));
     worker.kill("SIGTERM");
     await exited;

@@ -21,7 +21,7 @@ import type { ModelRuntime } from "../src/providers/index.ts";
 import { defaultWorkspacesRoot, ensureDemoWorkspace, toolDeploymentFromEnv, type ToolDeployment } from "../src/tools/index.ts";
 import { bindMetricsDatabase, startMetricsServer } from "../src/metrics.ts";
 import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batch-tasks.ts";
-import { makeRetentionTask, RETENTION_TASK, retentionCronItems } from "./retention.ts";
+import { makeRetentionTask, RETENTION_TASK, scheduleRetention } from "./retention.ts";
 import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
@@ -174,7 +174,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 1000,
     logger: workerLogger,
-    parsedCronItems: retentionCronItems(),
+    parsedCronItems: [],
     taskList,
   });
   pools.startRetrying();
@@ -221,6 +221,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await sweep();
   const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? 5000);
   const aliveTimer = setInterval(() => void reportAlive(), ALIVE_REPORT_MS);
+  const stopRetention = scheduleRetention(pool, log);
   bindMetricsDatabase(pool);
   const metrics = options.metricsPort != null ? await startMetricsServer(options.metricsPort) : undefined;
   log.info({ metrics: metrics?.url }, "worker started");
@@ -236,6 +237,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       health.stopWaiting();
       clearInterval(timer);
       clearInterval(aliveTimer);
+      stopRetention();
       await metrics?.close();
       // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
       for (const abort of runs) abort("shutdown");

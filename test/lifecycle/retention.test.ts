@@ -9,7 +9,7 @@ import {
   acquire, archiveChat, Connections, count, createChat, createUser, finishTurn, setStructuredExperiment, structured, text,
 } from "../support/chats.ts";
 import { runChatd } from "../support/cli.ts";
-import { setSetting } from "../support/worker.ts";
+import { makeWorkspaces, setSetting, startTestWorker, waitFor } from "../support/worker.ts";
 import { runRetention } from "../../worker/retention.ts";
 import { leftovers } from "./support.ts";
 
@@ -167,6 +167,22 @@ test("an open reader of the same tables is not blocked, and a chat a client hold
   await holder.query("commit");
   assert.is((await step()).chats, 1, "the next run takes the chat once the client let go");
   assert.not.ok(await exists(held));
+});
+
+test("a worker schedules the data_retention job when it starts, and the job deletes what is due", async () => {
+  await setSetting(db, "retention_archived_chat_days", 1);
+  const due = await oldChat(2, true);
+  const kept = await oldChat(0, true);
+  const worker = await startTestWorker(db, await makeWorkspaces());
+  try {
+    await waitFor("retention to delete the due chat", async () => !(await exists(due)));
+    assert.equal(await leftovers(db, [due]), {});
+    assert.ok(await exists(kept));
+    await waitFor("the job to end", async () =>
+      (await count(db, "select 1 from graphile_worker.jobs where task_identifier = 'data_retention' and locked_at is not null")) === 0);
+  } finally {
+    await worker.stop();
+  }
 });
 
 test.run();
