@@ -73,6 +73,21 @@ test("a client following the chat's events is told it is gone (NOT_FOUND)", asyn
   }
 });
 
+test("the useChat endpoint: DELETE /api/chat/<id> deletes the owner's chat; anyone else's is 404", async () => {
+  const gina = await t.user("gina-ui");
+  const hal = await t.user("hal-ui");
+  const chat = await createChat(gina.token);
+  const remove = (token: string) => fetch(`${t.api.url}/api/chat/${chat.chatId}`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+  const refused = await remove(hal.token);
+  assert.is(refused.status, 404, await refused.text());
+  assert.is(await count(t.db, "select 1 from chat_public.chats where id = $1", [chat.chatId]), 1);
+  const deleted = await remove(gina.token);
+  assert.is(deleted.status, 200);
+  assert.equal(await deleted.json(), { chatId: chat.chatId, deleted: true });
+  assert.equal(await leftovers(t.db, [chat.chatId]), {});
+  assert.is((await remove(gina.token)).status, 404);
+});
+
 test("chatd ops delete-chat deletes any user's chat and prints what went", async () => {
   const carol = await t.user("carol-ops");
   const chat = await createChat(carol.token);

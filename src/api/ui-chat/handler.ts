@@ -20,8 +20,9 @@ import { latestInput, readChat, uiMessages } from "./history.ts";
 import { streamTurn } from "./turn-stream.ts";
 
 const KEEP_ALIVE_MS = 15_000;
-const ROUTE = /^\/api\/(?:chat(?:\/([^/?]+)\/(stream|messages|stop))?|response-format\/check)\/?(?:\?.*)?$/;
+const ROUTE = /^\/api\/(?:chat(?:\/([^/?]+)(?:\/(stream|messages|stop))?)?|response-format\/check)\/?(?:\?.*)?$/;
 const INTERRUPT = `mutation($id: UUID!) { interruptChat(input: {chatId: $id}) { result { status } } }`;
+const DELETE = `mutation($id: UUID!) { deleteChat(input: {chatId: $id}) { result } }`;
 
 const STATUS_OF: Record<string, number> = {
   UNAUTHENTICATED: 401, NOT_FOUND: 404, INVALID_INPUT: 400, INVALID_RESPONSE_FORMAT: 400, TRANSITION_NOT_ALLOWED: 409,
@@ -119,6 +120,12 @@ async function route(req: IncomingMessage, res: ServerResponse, executor: Execut
   if (id !== undefined && action === "stop" && method === "POST") {
     const { interruptChat } = await executor.run<{ interruptChat: { result: { status: string } } }>(INTERRUPT, { id });
     json(res, 200, { status: interruptChat.result.status.toLowerCase() });
+    return;
+  }
+  // The chat deleted for good (sql/160 delete_chat): a running turn is stopped first.
+  if (id !== undefined && action === undefined && method === "DELETE") {
+    const { deleteChat } = await executor.run<{ deleteChat: { result: string } }>(DELETE, { id });
+    json(res, 200, { chatId: deleteChat.result, deleted: true });
     return;
   }
   if (id !== undefined && (action === "stream" || action === "messages") && method === "GET") {
