@@ -21,6 +21,7 @@ import type { ModelRuntime } from "../src/providers/index.ts";
 import { defaultWorkspacesRoot, ensureDemoWorkspace, toolDeploymentFromEnv, type ToolDeployment } from "../src/tools/index.ts";
 import { bindMetricsDatabase, startMetricsServer } from "../src/metrics.ts";
 import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batch-tasks.ts";
+import { makeRetentionTask, RETENTION_TASK, scheduleRetention } from "./retention.ts";
 import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
@@ -150,6 +151,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     chat_requires_action_deadline: makeDeadlineTask({ pool, log }),
     batch_validate: makeBatchValidateTask({ pool, log }),
     batch_cancel: makeBatchCancelTask({ pool, log }),
+    [RETENTION_TASK]: makeRetentionTask({ pool, log }),
   };
   // Graphile Worker's id for this process's pool: the locked_by of the jobs it fetches (reported alive below).
   const events: WorkerEvents = new EventEmitter();
@@ -219,6 +221,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   await sweep();
   const timer = setInterval(() => void sweep(), options.sweepIntervalMs ?? 5000);
   const aliveTimer = setInterval(() => void reportAlive(), ALIVE_REPORT_MS);
+  const stopRetention = scheduleRetention(pool, log);
   bindMetricsDatabase(pool);
   const metrics = options.metricsPort != null ? await startMetricsServer(options.metricsPort) : undefined;
   log.info({ metrics: metrics?.url }, "worker started");
@@ -234,6 +237,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       health.stopWaiting();
       clearInterval(timer);
       clearInterval(aliveTimer);
+      stopRetention();
       await metrics?.close();
       // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
       for (const abort of runs) abort("shutdown");

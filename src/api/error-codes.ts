@@ -39,4 +39,6 @@ export const ERROR_CODES: Readonly<Record<string, RegisteredCode>> = {
   BTDON: { code: "BATCH_FINISHED", field: null },
   AGDEP: { code: "AGENT_DEPTH_EXCEEDED", field: null },
   AGLIM: { code: "AGENT_LIMIT", field: null },
+  SODEL: { code: "REQUEST_DELETED", field: null },
+  USNTF: { code: "NOT_FOUND", field: "user_id" },
 };

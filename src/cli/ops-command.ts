@@ -5,6 +5,7 @@
 import type { Command } from "commander";
 import type pg from "pg";
 import type { ResolvedDatabase } from "../db/database.ts";
+import { registerDeleteCommands } from "./ops-delete-command.ts";
 import { withOperatorClient } from "./operator-session.ts";
 
 interface Summary {
@@ -22,6 +23,7 @@ interface Summary {
   jobs: { task: string; state: string; n: number }[];
   batches: { batch_id: string; name: string | null; status: string; total_items: number; finished_items: number;
     running: number; items_per_second: string | null; eta: string | null }[];
+  retention: { rule: string; days: number; due: number }[];
 }
 
 const SUMMARY_SQL = `
@@ -47,7 +49,8 @@ select
      where s.n > 0 order by 1, 2) j) as jobs,
   (select coalesce(json_agg(b), '[]') from (select batch_id, name, status::text, total_items, finished_items::int, running::int,
      items_per_second::text, date_trunc('second', eta)::text as eta
-     from chat_private.batch_progress where finished_at is null order by created_at desc limit 5) b) as batches`;
+     from chat_private.batch_progress where finished_at is null order by created_at desc limit 5) b) as batches,
+  (select json_agg(r) from chat_private.retention_due() r) as retention`;
 
 export async function readSummary(client: pg.ClientBase): Promise<Summary> {
   const { rows } = await client.query<Summary>(SUMMARY_SQL);
@@ -79,13 +82,16 @@ export function formatSummary(s: Summary): string {
     out.push(`  ${b.batch_id}  ${b.name ?? ""}  ${b.status}  ${b.finished_items}/${b.total_items} done, running ${b.running}` +
       `${b.items_per_second != null ? `, ${b.items_per_second} items/s` : ""}${b.eta != null ? `, ETA ${b.eta}` : ""}`);
   }
+  section("retention (chat_private.retention_due(); days 0 = off)");
+  for (const r of s.retention) out.push(`  ${r.rule}: ${r.days > 0 ? `after ${r.days} days, ${r.due} due now` : "off"}`);
   out.push("", "repairs: chat_private.operator_release_lease, operator_cancel_request, operator_retry_chat, operator_cancel_batch (README: Operating chatd)");
   return out.join("\n");
 }
 
 export function registerOpsCommand(program: Command, open: () => Promise<ResolvedDatabase>): void {
-  const ops = program.command("ops").description("operator views: what is stuck, failing, queued or running");
+  const ops = program.command("ops").description("operator views: what is stuck, failing, queued, running or due for deletion; deletions");
   ops.command("status").description("a one-screen summary of the operator views").action(async () => {
     await withOperatorClient(open, async (client) => console.log(formatSummary(await readSummary(client))));
   });
+  registerDeleteCommands(ops, open);
 }

@@ -83,8 +83,23 @@ test("chatd ops status, as chat_operator (Graphile Worker's queue through chat_p
   assert.match(status.out, "== active batches");
 });
 
+test("chatd ops delete-chat and delete-user, as chat_operator", async () => {
+  const { rows: [user] } = await db.pool.query<{ id: string }>("insert into chat_public.users (name) values ('leaving') returning id");
+  const chat = await db.as("chat_user", user!.id, (c) => c.query<{ chat_id: string }>(
+    `select chat_id from chat_public.create_chat(content => '[{"type": "text", "text": "hi"}]')`), true);
+  const deleteChat = await runChatd(["ops", "delete-chat", chat.rows[0]!.chat_id], operatorUrl);
+  assert.is(deleteChat.code, 0, deleteChat.out);
+  assert.match(deleteChat.out, "chats: 1");
+  const deleteUser = await runChatd(["ops", "delete-user", "leaving", "--yes"], operatorUrl);
+  assert.is(deleteUser.code, 0, deleteUser.out);
+  assert.match(deleteUser.out, "deleted user leaving");
+  const { rows } = await db.pool.query("select 1 from chat_public.users where id = $1", [user!.id]);
+  assert.is(rows.length, 0);
+});
+
 test("a login that may not take chat_operator runs none of them", async () => {
-  for (const args of [["token", "--user", "mallory"], ["ops", "status"], ["batch", "status", randomBytes(16).toString("hex")]]) {
+  for (const args of [["token", "--user", "mallory"], ["ops", "status"], ["batch", "status", randomBytes(16).toString("hex")],
+    ["ops", "delete-chat", "00000000-0000-4000-8000-000000000000"], ["ops", "delete-user", "mallory", "--yes"]]) {
     const run = await runChatd(args, strangerUrl);
     assert.is.not(run.code, 0, args.join(" "));
     assert.match(run.out, "permission denied to set role \"chat_operator\"", args.join(" "));

@@ -118,6 +118,11 @@ class ChatRun {
         this.log.info("fence lost; this runner stops without writing");
         return "lost";
       }
+      // The chat was deleted under the run (sql/160 _delete_chats): nothing is left to write to, nor to recover.
+      if (code === "CHNTF") {
+        this.log.info("chat deleted; this runner stops without writing");
+        return "lost";
+      }
       if (code === "CHTRN") return await this.afterRefusal();
       // Data PostgreSQL refuses (class 22: data exception; 54: program limit) fails the same way on every attempt:
       // the turn fails now, instead of spending every recovery on it.

@@ -23,9 +23,10 @@ import { BODY_LIMITS, parseChatRequest } from "./request.ts";
 import { streamTurn, type ChunkSink } from "./turn-stream.ts";
 
 const KEEP_ALIVE_MS = 15_000;
-const ROUTE = /^\/api\/(?:chat(?:\/([^/?]+)\/(stream|messages|stop))?|response-format\/check)\/?(?:\?.*)?$/;
+const ROUTE = /^\/api\/(?:chat(?:\/([^/?]+)(?:\/(stream|messages|stop))?)?|response-format\/check)\/?(?:\?.*)?$/;
 const INTERRUPT = `mutation($id: UUID!) { interruptChat(input: {chatId: $id}) { result { status } } }`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DELETE = `mutation($id: UUID!) { deleteChat(input: {chatId: $id}) { result } }`;
 
 /** Starts the SSE response (the AI SDK's UI message stream: `data: <chunk>` lines, then `data: [DONE]`) and runs
  * `produce` on a sink that waits for the client to read; the lease is released when the stream ends. */
@@ -111,6 +112,12 @@ async function route(req: IncomingMessage, res: ServerResponse, context: Context
   if (id !== undefined && action === "stop" && method === "POST") {
     const { interruptChat } = await executor.run<{ interruptChat: { result: { status: string } } }>(INTERRUPT, { id });
     sendJson(res, 200, { status: interruptChat.result.status.toLowerCase() });
+    return;
+  }
+  // The chat deleted for good (sql/160 delete_chat): a running turn is stopped first.
+  if (id !== undefined && action === undefined && method === "DELETE") {
+    const { deleteChat } = await executor.run<{ deleteChat: { result: string } }>(DELETE, { id });
+    sendJson(res, 200, { chatId: deleteChat.result, deleted: true });
     return;
   }
   if (id !== undefined && (action === "stream" || action === "messages") && method === "GET") {
