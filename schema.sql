@@ -63,6 +63,9 @@ REVOKE ALL ON FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_cha
 -- ACL chat_private FUNCTION _record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private._record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION _server_epoch()
+REVOKE ALL ON FUNCTION chat_private._server_epoch() FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
 REVOKE ALL ON FUNCTION chat_private._start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
 
@@ -614,6 +617,9 @@ COMMENT ON COLUMN chat_private.transition_rules.note IS 'What the transition doe
 -- COMMENT chat_private COLUMN transition_rules.to_state
 COMMENT ON COLUMN chat_private.transition_rules.to_state IS 'The states the chat can be in after the transition, the usual one first; empty when it is refused.';
 
+-- COMMENT chat_private FUNCTION _server_epoch()
+COMMENT ON FUNCTION chat_private._server_epoch() IS 'The server epoch (system identifier/timeline/postmaster start); records a new one with when it was first seen.';
+
 -- COMMENT chat_private FUNCTION acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer)
 COMMENT ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) IS 'Takes the runner lease of a runnable chat with a fresh runner id and starts a new generation attempt. CHLSD when a live lease exists, CHTRN when the chat is not runnable.';
 
@@ -682,6 +688,9 @@ COMMENT ON TABLE chat_private.mcp_server_secrets IS 'Environment (stdio) and hea
 
 -- COMMENT chat_private TABLE mcp_servers
 COMMENT ON TABLE chat_private.mcp_servers IS 'Operator-configured MCP servers (stdio: command + args; http: streamable-HTTP url). Tools are offered as mcp__<id>__<tool>.';
+
+-- COMMENT chat_private TABLE server_epoch
+COMMENT ON TABLE chat_private.server_epoch IS 'The database server epoch (system identifier, timeline, postmaster start) the lease sweep last saw, and when.';
 
 -- COMMENT chat_private TABLE stop_hook_secrets
 COMMENT ON TABLE chat_private.stop_hook_secrets IS 'HMAC-SHA256 signing secrets of the stop hooks. Readable by the worker only, never by chat_operator.';
@@ -971,6 +980,10 @@ ALTER TABLE ONLY chat_private.model_config_secrets
 -- CONSTRAINT chat_private model_configs model_configs_pkey
 ALTER TABLE ONLY chat_private.model_configs
     ADD CONSTRAINT model_configs_pkey PRIMARY KEY (id);
+
+-- CONSTRAINT chat_private server_epoch server_epoch_pkey
+ALTER TABLE ONLY chat_private.server_epoch
+    ADD CONSTRAINT server_epoch_pkey PRIMARY KEY (one);
 
 -- CONSTRAINT chat_private settings settings_pkey
 ALTER TABLE ONLY chat_private.settings
@@ -1594,6 +1607,33 @@ begin
   from chat_private._receipt_provenance(p_request_id, p_chat_id) p
   where r.id = p_request_id;
   return v_id;
+end;
+$$;
+
+-- FUNCTION chat_private _server_epoch()
+CREATE FUNCTION chat_private._server_epoch() RETURNS chat_private.server_epoch
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_epoch text := (select system_identifier::text from pg_control_system()) || '/'
+    || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || '/' || pg_postmaster_start_time()::text;
+  v_row chat_private.server_epoch;
+begin
+  select * into v_row from chat_private.server_epoch;
+  if v_row.epoch = v_epoch then
+    return v_row;
+  end if;
+  -- Concurrent callers: the row lock orders them, and the second finds the epoch recorded (the where clause is
+  -- evaluated again after the first commits), so last_seen_before is taken once, before any report of the epoch.
+  insert into chat_private.server_epoch as e (epoch, observed_at, last_seen_before)
+  values (v_epoch, case when v_row.epoch is null then pg_postmaster_start_time() else now() end,
+          (select max(seen_at) from chat_private.worker_processes))
+  on conflict (one) do update set epoch = excluded.epoch, observed_at = excluded.observed_at,
+    last_seen_before = excluded.last_seen_before
+  where e.epoch is distinct from excluded.epoch;
+  select * into v_row from chat_private.server_epoch;
+  return v_row;
 end;
 $$;
 
@@ -2761,6 +2801,8 @@ CREATE FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id te
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  -- The first report of a new server epoch records it before its own report (_server_epoch: last_seen_before).
+  select chat_private._server_epoch();
   insert into chat_private.worker_processes (queue_id, worker_id, expires_at)
   values (p_queue_id, p_worker_id, now() + make_interval(secs => p_ttl_seconds))
   on conflict (queue_id) do update set seen_at = now(), expires_at = excluded.expires_at;
@@ -3033,12 +3075,16 @@ declare
   v_count integer := 0;
   v_recoveries integer;
   v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
+  v_epoch chat_private.server_epoch := chat_private._server_epoch();
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
+      and ((l.expires_at <= now()
+            and (v_epoch.observed_at <= now() - v_lease
+                 or exists (select 1 from chat_private.worker_processes w
+                            where w.worker_id = l.worker_id and w.expires_at < v_epoch.last_seen_before)))
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
@@ -4065,6 +4111,9 @@ ALTER TABLE chat_private.model_config_secrets ENABLE ROW LEVEL SECURITY;
 -- ROW SECURITY chat_private model_configs
 ALTER TABLE chat_private.model_configs ENABLE ROW LEVEL SECURITY;
 
+-- ROW SECURITY chat_private server_epoch
+ALTER TABLE chat_private.server_epoch ENABLE ROW LEVEL SECURITY;
+
 -- ROW SECURITY chat_private settings
 ALTER TABLE chat_private.settings ENABLE ROW LEVEL SECURITY;
 
@@ -4242,6 +4291,15 @@ CREATE TABLE chat_private.model_configs (
     CONSTRAINT model_configs_model_check CHECK (((length(model) >= 1) AND (length(model) <= 200))),
     CONSTRAINT model_configs_options_check CHECK ((jsonb_typeof(options) = 'object'::text)),
     CONSTRAINT model_configs_provider_check CHECK ((provider = ANY (ARRAY['openai-responses'::text, 'openai-chat'::text, 'openai-compatible'::text, 'anthropic'::text, 'scripted'::text])))
+);
+
+-- TABLE chat_private server_epoch
+CREATE TABLE chat_private.server_epoch (
+    one boolean DEFAULT true NOT NULL,
+    epoch text NOT NULL,
+    observed_at timestamp with time zone NOT NULL,
+    last_seen_before timestamp with time zone,
+    CONSTRAINT server_epoch_one_check CHECK (one)
 );
 
 -- TABLE chat_private settings
