@@ -315,22 +315,54 @@ select chat_private.grant_execute('chat_private.cancel_requires_action(uuid)', '
 -- the lease (it died between picking the job and acquiring); a job that is waiting, or was just picked, is left
 -- alone, so a backlog of new chats is not re-enqueued over and over. Returns the chats touched.
 --
--- An outage is not a crash: within a lease length of the server's start no expired lease is taken (a lease that
--- ran out while the server was down belongs to a runner that could not renew it, and which renews it or takes the
--- chat again as soon as it reconnects: worker/chat-run.ts), so a restart counts no recovery. A runner that died
--- meanwhile is recovered a lease length after the start, and counted then.
+-- An outage is not a crash: within a lease length of a new server epoch (_server_epoch: a restart, a promotion) no
+-- expired lease is taken (a lease that ran out while the server was down or being failed over belongs to a runner
+-- that could not renew it, and which renews it or takes the chat again as soon as it reconnects:
+-- worker/chat-run.ts), so a restart or a failover counts no recovery. The grace does not hold a worker known dead:
+-- one whose alive report lapsed while another worker still reported before the epoch changed; its leases are
+-- taken as soon as they expire, a lease after its death. Any other runner that died meanwhile is recovered a lease
+-- length after the epoch was first seen, and counted then.
+create or replace function chat_private._server_epoch() returns chat_private.server_epoch as $$
+declare
+  v_epoch text := (select system_identifier::text from pg_control_system()) || '/'
+    || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || '/' || pg_postmaster_start_time()::text;
+  v_row chat_private.server_epoch;
+begin
+  select * into v_row from chat_private.server_epoch;
+  if v_row.epoch = v_epoch then
+    return v_row;
+  end if;
+  -- Concurrent callers: the row lock orders them, and the second finds the epoch recorded (the where clause is
+  -- evaluated again after the first commits), so last_seen_before is taken once, before any report of the epoch.
+  insert into chat_private.server_epoch as e (epoch, observed_at, last_seen_before)
+  values (v_epoch, case when v_row.epoch is null then pg_postmaster_start_time() else now() end,
+          (select max(seen_at) from chat_private.worker_processes))
+  on conflict (one) do update set epoch = excluded.epoch, observed_at = excluded.observed_at,
+    last_seen_before = excluded.last_seen_before
+  where e.epoch is distinct from excluded.epoch;
+  select * into v_row from chat_private.server_epoch;
+  return v_row;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private._server_epoch() is
+  E'The server epoch (system identifier/timeline/postmaster start); records a new one with when it was first seen.';
+
 create or replace function chat_private.sweep_expired_leases() returns integer as $$
 declare
   v_chat record;
   v_count integer := 0;
   v_recoveries integer;
   v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
+  v_epoch chat_private.server_epoch := chat_private._server_epoch();
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((not chat_private.lease_row_is_live(l.expires_at) and pg_postmaster_start_time() <= now() - v_lease)
+      and ((not chat_private.lease_row_is_live(l.expires_at)
+            and (v_epoch.observed_at <= now() - v_lease
+                 or exists (select 1 from chat_private.worker_processes w
+                            where w.worker_id = l.worker_id and w.expires_at < v_epoch.last_seen_before)))
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
@@ -379,6 +411,8 @@ select chat_private.grant_execute('chat_private.sweep_expired_leases()', '{chat_
 -- jobs it fetched (Graphile Worker's locked_by = p_queue_id) are its own until then.
 create or replace function chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric)
 returns void as $$
+  -- The first report of a new server epoch records it before its own report (_server_epoch: last_seen_before).
+  select chat_private._server_epoch();
   insert into chat_private.worker_processes (queue_id, worker_id, expires_at)
   values (p_queue_id, p_worker_id, now() + make_interval(secs => p_ttl_seconds))
   on conflict (queue_id) do update set seen_at = now(), expires_at = excluded.expires_at;

@@ -1,7 +1,7 @@
 // `client.chats.*`: the chat transitions of chatd's GraphQL API, one method per mutation, plus the reads a client
 // needs around them. Content is either `prompt` (one text part) or `content` (chatd's parts).
 import * as documents from "./documents.ts";
-import { ChatdError } from "./errors.ts";
+import { ChatdError, ChatdNetworkError } from "./errors.ts";
 import { toChat, toInput, toMessage, toQueued, toSummary } from "./normalize.ts";
 import type { Transport } from "./transport.ts";
 import type { Chat, ChatInput, ChatMessage, ChatSummary, ContentPart, DynamicTool, MessageKind, QueuedMessage, ResponseFormat,
@@ -53,6 +53,14 @@ const formatText = (format: ResponseFormat | undefined) =>
 
 type Raw = Record<string, unknown>;
 
+/** Attempts of a keyed write (create, send) through a restart or failover of chatd's database: ~10 s of backoff. */
+const WRITE_ATTEMPTS = 8;
+
+/** chatd's UNAVAILABLE (its database is restarting or failing over) or no answer at all (the network). */
+function isRetryable(error: unknown): boolean {
+  return error instanceof ChatdNetworkError || (error instanceof ChatdError && error.code === "UNAVAILABLE");
+}
+
 export class ChatsApi {
   private readonly transport: Transport;
 
@@ -65,19 +73,35 @@ export class ChatsApi {
     return toInput(data[field]!.result);
   }
 
+  /** Sends a write with an idempotency key (the caller's, else a new one) and sends it again with the same key
+   * while chatd or the network fails in a retryable way: the server returns the first result for a key, so a
+   * retry after a lost answer never makes a second request. */
+  private async keyed(query: string, field: string, input: Record<string, unknown>, key: string | undefined,
+    signal?: AbortSignal): Promise<ChatInput> {
+    const idempotencyKey = key ?? globalThis.crypto.randomUUID();
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.input(query, field, { input: { ...input, idempotencyKey } }, signal);
+      } catch (error) {
+        if (attempt >= WRITE_ATTEMPTS || signal?.aborted || !isRetryable(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
   create(options: CreateOptions, signal?: AbortSignal): Promise<ChatInput> {
-    return this.input(documents.CREATE_CHAT, "createChat", { input: {
+    return this.keyed(documents.CREATE_CHAT, "createChat", {
       content: contentOf(options), responseFormat: formatText(options.responseFormat), workspace: options.workspace,
       modelConfigId: options.modelConfigId, dynamicTools: options.dynamicTools, planMode: options.planMode,
-      title: options.title, idempotencyKey: options.idempotencyKey,
-    } }, signal);
+      title: options.title,
+    }, options.idempotencyKey, signal);
   }
 
   send(chatId: string, options: SendOptions, signal?: AbortSignal): Promise<ChatInput> {
-    return this.input(documents.SEND_MESSAGE, "sendChatMessage", { input: {
+    return this.keyed(documents.SEND_MESSAGE, "sendChatMessage", {
       chatId, content: contentOf(options), responseFormat: formatText(options.responseFormat),
-      busyBehavior: options.busyBehavior?.toUpperCase(), idempotencyKey: options.idempotencyKey,
-    } }, signal);
+      busyBehavior: options.busyBehavior?.toUpperCase(),
+    }, options.idempotencyKey, signal);
   }
 
   edit(messageId: string, options: EditOptions, signal?: AbortSignal): Promise<ChatInput> {

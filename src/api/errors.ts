@@ -3,6 +3,7 @@
 // `extensions.code` from the registry and `extensions.validations: [{field, detail}]` for field errors.
 import { isSafeError, SafeError } from "postgraphile/grafast";
 import { GraphQLError } from "postgraphile/graphql";
+import { isConnectionError } from "../db/pool.ts";
 import { logger } from "../log.ts";
 import { ERROR_CODES } from "./error-codes.ts";
 
@@ -57,6 +58,22 @@ const INPUT_SQLSTATES: Readonly<Record<string, string>> = {
   "22021": "the input contains U+0000 (a NUL character) or a byte sequence that is not UTF-8",
 };
 
+/** Connection-class refusals that prove the statement was not applied: the server was not reached, was starting,
+ * full, or not the primary (it refused the write). After any other connection error (the connection died after the
+ * statement was sent) the statement may have committed. */
+const NOT_APPLIED = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "57P03", "53300",
+  "08001", "08004", "25006", "0A000"]);
+
+/** The typed answer to a lost database connection (a restart, a failover): retryable, never INTERNAL. `outcome` is
+ * "not_applied" when the refusal proves nothing was written, else "unknown": a write may have committed, and only a
+ * retry with the same idempotency key is safe (it returns the first result instead of a second one). */
+export function unavailableExtensions(error: unknown): { code: "UNAVAILABLE"; retryable: true; outcome: "unknown" | "not_applied" } {
+  const code = (error as { code?: unknown } | null)?.code;
+  return { code: "UNAVAILABLE", retryable: true, outcome: typeof code === "string" && NOT_APPLIED.has(code) ? "not_applied" : "unknown" };
+}
+
+export const UNAVAILABLE_MESSAGE = "the database is unavailable (restarting or failing over); retry, with the same idempotency key for a write";
+
 let counter = 0;
 
 /**
@@ -78,6 +95,7 @@ export function maskError(error: GraphQLError): GraphQLError {
     const input = INPUT_SQLSTATES[original.code];
     if (input) return wrap(input, { code: "INVALID_INPUT" });
   }
+  if (isConnectionError(original)) return wrap(UNAVAILABLE_MESSAGE, unavailableExtensions(original));
   counter += 1;
   const errorId = `${process.pid.toString(36)}-${Date.now().toString(36)}-${counter}`;
   logger.error({ err: original, errorId, path: error.path }, "masked GraphQL error");

@@ -3,6 +3,7 @@
 // a row committed after the read is then always announced. Topics are reference-counted. If the connection is
 // lost every subscription ends with an error; clients resubscribe with `afterMessageId` and miss nothing.
 import pg from "pg";
+import { isConnectionError, KEEPALIVE } from "../db/pool.ts";
 import { logger } from "../log.ts";
 
 export interface Notification {
@@ -80,7 +81,7 @@ export class ChatListener {
   private connect(): Promise<pg.Client> {
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.connectionString });
+      const client = new pg.Client({ connectionString: this.connectionString, ...KEEPALIVE });
       client.on("notification", (message) => {
         for (const subscription of this.topics.get(message.channel) ?? []) subscription.push({ channel: message.channel, payload: message.payload ?? "" });
       });
@@ -112,14 +113,24 @@ export class ChatListener {
     const subscription = new TopicSubscription(this, topics);
     await this.serial(async () => {
       const client = await this.connect();
-      for (const topic of topics) {
-        let set = this.topics.get(topic);
-        if (!set) {
-          set = new Set();
-          this.topics.set(topic, set);
-          await client.query(`LISTEN ${client.escapeIdentifier(topic)}`);
+      try {
+        for (const topic of topics) {
+          let set = this.topics.get(topic);
+          if (!set) {
+            set = new Set();
+            this.topics.set(topic, set);
+            await client.query(`LISTEN ${client.escapeIdentifier(topic)}`);
+          }
+          set.add(subscription);
         }
-        set.add(subscription);
+      } catch (error) {
+        // A connection that reached a standby ("cannot execute LISTEN during recovery") would refuse every LISTEN:
+        // it goes, and the next subscription connects again (through the proxy, to the new primary).
+        if (isConnectionError(error)) {
+          this.lost(client, error as Error);
+          client.end().catch(() => {});
+        }
+        throw error;
       }
     });
     return subscription;

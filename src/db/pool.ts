@@ -11,21 +11,63 @@
 import pg from "pg";
 import type { Logger } from "../log.ts";
 
-/** Network errors and the SQLSTATEs of a server that is gone, going or full: the database, not the statement. */
+/** Network errors and the SQLSTATEs of a server that is gone, going, full or not the primary: the database, not the
+ * statement. Behind a proxy that moves with failover (HAProxy on Patroni's /primary, a managed writer endpoint) a
+ * connection can reach a node that is a standby for a few seconds (a demoted primary, a primary restarting
+ * read-only before its promotion): its writes and LISTENs fail with read_only_sql_transaction (25006) although
+ * nothing is wrong with the statement, and the primary is back when the proxy has moved. chatd never runs a
+ * read-only transaction of its own, so 25006 always means this. */
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN",
-  // admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections, connection_exception class 08.
-  "57P01", "57P02", "57P03", "53300", "08000", "08001", "08003", "08004", "08006",
+  // admin_shutdown, crash_shutdown, cannot_connect_now, idle_session_timeout, too_many_connections.
+  "57P01", "57P02", "57P03", "57P05", "53300",
+  // connection_exception class 08 (08P01, a protocol violation, is a configuration error: not here).
+  "08000", "08001", "08003", "08004", "08006", "08007",
+  // read_only_sql_transaction: "cannot execute INSERT in a read-only transaction", "... LISTEN during recovery".
+  "25006",
 ]);
+/** feature_not_supported (0A000) is a connection error only as a standby's refusal ("cannot set transaction
+ * read-write mode during recovery"), as Temporal's SQL persistence classifies it. */
+const NOT_SUPPORTED_IN_RECOVERY = /during recovery/;
 /** pg's own errors for a connection that ended, which carry no code. */
 const CONNECTION_MESSAGES = /Connection terminated|Connection ended unexpectedly|not queryable|timeout exceeded when trying to connect/;
 
-/** True when `error` says the database connection failed, not that a statement was refused. */
+/** True when `error` says the database connection failed or reached a server that is not the primary, not that a
+ * statement was refused. */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string") return CONNECTION_CODES.has(code);
   const message = (error as { message?: unknown } | null)?.message;
+  if (code === "0A000") return typeof message === "string" && NOT_SUPPORTED_IN_RECOVERY.test(message);
+  if (typeof code === "string") return CONNECTION_CODES.has(code);
   return typeof message === "string" && CONNECTION_MESSAGES.test(message);
+}
+
+/** TCP keepalive on every connection: a primary whose host vanished without a reset (power loss, a partition) is
+ * noticed by the kernel's probes instead of leaving a connection that waits forever. */
+export const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } as const;
+
+/** A pooled client that a pool never hands out again once a statement of it failed as a connection error: a
+ * connection that reached a standby keeps reaching it (the proxy moves only new connections), so it is closed on
+ * release (pg-pool removes a client released with an error) instead of failing every later checkout. */
+class FailoverClient extends pg.Client {
+  private failedOver = false;
+  private poolRelease: ((error?: Error | boolean) => void) | undefined;
+
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.connection.on("errorMessage", (message: unknown) => {
+      if (isConnectionError(message)) this.failedOver = true;
+    });
+  }
+
+  // pg-pool assigns `release` on each checkout; this accessor adds the error that removes the client.
+  set release(release: ((error?: Error | boolean) => void) | undefined) {
+    this.poolRelease = release;
+  }
+
+  get release(): (error?: Error | boolean) => void {
+    return (error) => this.poolRelease?.(error ?? (this.failedOver ? new Error("connection reached a server that is not the primary") : undefined));
+  }
 }
 
 const BACKOFF_MIN_MS = 100;
@@ -170,8 +212,9 @@ export interface Resilience {
 
 export function createPool(options: { connectionString: string; max: number }, log: Logger, purpose: string,
   resilience?: Resilience): pg.Pool {
-  const pool = resilience == null ? new pg.Pool(options)
-    : new WaitingPool(options, resilience.health, resilience.retryStatements ?? (() => false));
+  const config: pg.PoolConfig = { ...options, ...KEEPALIVE, Client: FailoverClient };
+  const pool = resilience == null ? new pg.Pool(config)
+    : new WaitingPool(config, resilience.health, resilience.retryStatements ?? (() => false));
   pool.on("connect", (client) => client.on("error", (error) => {
     // During an outage every pooled connection fails at once; the health line above stands for all of them.
     if (resilience != null && isConnectionError(error)) resilience.health.failed(error);

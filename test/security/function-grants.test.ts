@@ -39,6 +39,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private._queue_message(uuid,jsonb,uuid,uuid,boolean)",
     "chat_private._receipt_provenance(uuid,uuid)",
     "chat_private._record_receipt(uuid,uuid,chat_public.structured_output_status,text,text,jsonb)",
+    "chat_private._server_epoch()",
     "chat_private._start_turn(uuid,bigint,uuid)",
     "chat_private._to_state(text,text,text)",
     "chat_private._transition_rule(text,text)",

@@ -11,7 +11,7 @@
 import pg from "pg";
 import type { Logger } from "../../src/log.ts";
 import { chatChannel, WORKER_CHANNEL } from "../../src/channels.ts";
-import { DatabaseHealth, isConnectionError } from "../../src/db/pool.ts";
+import { DatabaseHealth, isConnectionError, KEEPALIVE } from "../../src/db/pool.ts";
 
 export interface ChatNotification {
   chat_id?: string;
@@ -65,7 +65,7 @@ export class ChatListener {
   }
 
   private async open(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.databaseUrl });
+    const client = new pg.Client({ connectionString: this.databaseUrl, ...KEEPALIVE });
     client.on("notification", (message) => this.dispatch(message.channel, message.payload));
     client.on("error", (error) => {
       if (this.client !== client) return;
