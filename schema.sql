@@ -286,6 +286,9 @@ REVOKE ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION chat_private.sweep_expired_leases() TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.sweep_expired_leases() FROM PUBLIC;
 
+-- ACL chat_private FUNCTION tg_batches__webhook()
+REVOKE ALL ON FUNCTION chat_private.tg_batches__webhook() FROM PUBLIC;
+
 -- ACL chat_private FUNCTION tg_chat_messages__fence_delete()
 REVOKE ALL ON FUNCTION chat_private.tg_chat_messages__fence_delete() FROM PUBLIC;
 
@@ -324,6 +327,7 @@ GRANT ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text)
+GRANT ALL ON FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_delivery_for_send(p_delivery_id bigint)
@@ -333,11 +337,20 @@ REVOKE ALL ON FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigi
 -- ACL chat_private FUNCTION webhook_enqueue(p_owner uuid, p_event text, p_subject text, p_created_at timestamp with time zone)
 REVOKE ALL ON FUNCTION chat_private.webhook_enqueue(p_owner uuid, p_event text, p_subject text, p_created_at timestamp with time zone) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION webhook_list(p_owner uuid)
+GRANT ALL ON FUNCTION chat_private.webhook_list(p_owner uuid) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.webhook_list(p_owner uuid) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer)
 GRANT ALL ON FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION webhook_remove(p_endpoint uuid)
+GRANT ALL ON FUNCTION chat_private.webhook_remove(p_endpoint uuid) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.webhook_remove(p_endpoint uuid) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION webhook_replay(p_delivery_id bigint)
+GRANT ALL ON FUNCTION chat_private.webhook_replay(p_delivery_id bigint) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.webhook_replay(p_delivery_id bigint) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_response_event(p_status chat_public.structured_output_status, p_code text)
@@ -347,6 +360,7 @@ REVOKE ALL ON FUNCTION chat_private.webhook_response_event(p_status chat_public.
 REVOKE ALL ON FUNCTION chat_private.webhook_retry_delay(p_attempts integer) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval)
+GRANT ALL ON FUNCTION chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION worker_message_kind(p_item jsonb)
@@ -3188,6 +3202,19 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private tg_batches__webhook()
+CREATE FUNCTION chat_private.tg_batches__webhook() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform chat_private.webhook_enqueue(new.owner_id,
+    case new.status when 'completed' then 'batch.completed' when 'failed' then 'batch.failed' else 'batch.cancelled' end,
+    'batch_' || replace(new.id::text, '-', ''), now());
+  return null;
+end;
+$$;
+
 -- FUNCTION chat_private tg_chat_messages__fence_delete()
 CREATE FUNCTION chat_private.tg_chat_messages__fence_delete() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3458,6 +3485,20 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private webhook_list(uuid)
+CREATE FUNCTION chat_private.webhook_list(p_owner uuid) RETURNS TABLE(id uuid, owner_id uuid, url text, events text[], enabled boolean, disabled_reason text, rotating boolean, created_at timestamp with time zone, pending bigint, delivered bigint, failed bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select e.id, e.owner_id, e.url, e.events, e.enabled, e.disabled_reason, coalesce(e.previous_secret_expires_at > now(), false),
+         e.created_at,
+         count(d.id) filter (where d.status = 'pending'), count(d.id) filter (where d.status = 'delivered'),
+         count(d.id) filter (where d.status = 'failed')
+  from chat_private.webhook_endpoints e left join chat_private.webhook_deliveries d on d.endpoint_id = e.id
+  where p_owner is null or e.owner_id = p_owner
+  group by e.id order by e.created_at, e.id;
+$$;
+
 -- FUNCTION chat_private webhook_record_attempt(bigint, integer, text, integer)
 CREATE FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) RETURNS text
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3499,6 +3540,14 @@ begin
     run_at => now() + v_delay, max_attempts => 3);
   return 'retry';
 end;
+$$;
+
+-- FUNCTION chat_private webhook_remove(uuid)
+CREATE FUNCTION chat_private.webhook_remove(p_endpoint uuid) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  delete from chat_private.webhook_endpoints where id = p_endpoint returning true;
 $$;
 
 -- FUNCTION chat_private webhook_replay(bigint)
@@ -4950,6 +4999,9 @@ CREATE TRIGGER _900_worker_config_version AFTER INSERT OR DELETE OR UPDATE OR TR
 
 -- TRIGGER chat_private turn_progress _900_enqueue_run
 CREATE TRIGGER _900_enqueue_run AFTER INSERT ON chat_private.turn_progress FOR EACH ROW EXECUTE FUNCTION chat_private.tg_turn_progress__enqueue_run();
+
+-- TRIGGER chat_public batches _950_webhook
+CREATE TRIGGER _950_webhook AFTER UPDATE OF status ON chat_public.batches FOR EACH ROW WHEN (((old.status = ANY (ARRAY['validating'::chat_public.batch_status, 'running'::chat_public.batch_status])) AND (new.status = ANY (ARRAY['completed'::chat_public.batch_status, 'failed'::chat_public.batch_status, 'canceled'::chat_public.batch_status])))) EXECUTE FUNCTION chat_private.tg_batches__webhook();
 
 -- TRIGGER chat_public chat_messages _100_stamp_revision_and_fence_history
 CREATE TRIGGER _100_stamp_revision_and_fence_history BEFORE INSERT OR UPDATE ON chat_public.chat_messages FOR EACH ROW EXECUTE FUNCTION chat_private.tg_chat_messages__stamp_revision_and_fence_history();

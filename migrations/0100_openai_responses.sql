@@ -87,4 +87,13 @@ revoke all on function chat_private.tg_structured_output_requests__webhook() fro
 create trigger _950_webhook after update of status on chat_public.structured_output_requests
   for each row when (old.status = 'pending' and new.status <> 'pending')
   execute function chat_private.tg_structured_output_requests__webhook();
+create or replace function chat_private.tg_batches__webhook() returns trigger as $$
+begin
+  return null;
+end;
+$$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;
+revoke all on function chat_private.tg_batches__webhook() from public;
+create trigger _950_webhook after update of status on chat_public.batches
+  for each row when (old.status in ('validating', 'running') and new.status in ('completed', 'failed', 'canceled'))
+  execute function chat_private.tg_batches__webhook();
 

@@ -141,6 +141,16 @@ end;
 $$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.tg_structured_output_requests__webhook()', '{}');
 
+create or replace function chat_private.tg_batches__webhook() returns trigger as $$
+begin
+  perform chat_private.webhook_enqueue(new.owner_id,
+    case new.status when 'completed' then 'batch.completed' when 'failed' then 'batch.failed' else 'batch.cancelled' end,
+    'batch_' || replace(new.id::text, '-', ''), now());
+  return null;
+end;
+$$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_batches__webhook()', '{}');
+
 -- Standard Webhooks' schedule after each failed attempt (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h):
 -- ten attempts over about three days, then the delivery fails (replayable).
 create or replace function chat_private.webhook_retry_delay(p_attempts integer) returns interval as $$
@@ -205,7 +215,8 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_record_attempt(bigint, integer, text, integer)', '{chat_worker}');
 
--- Operator operations (`chatd webhooks`, run as the database owner).
+-- Operator operations (`chatd webhooks`, as chat_operator). Secrets leave the database only once: `webhook_add` and
+-- `webhook_rotate` take the secret the CLI generated and printed; listings never show them.
 create or replace function chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text)
 returns uuid as $$
   insert into chat_private.webhook_endpoints (owner_id, url, events, secret)
@@ -213,7 +224,7 @@ returns uuid as $$
     'response.incomplete']), p_secret)
   returning id;
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.webhook_add(uuid, text, text[], text)', '{}');
+select chat_private.grant_execute('chat_private.webhook_add(uuid, text, text[], text)', '{chat_operator}');
 
 -- The new secret signs from now on; the old one signs beside it for p_overlap, so receivers can switch.
 create or replace function chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval)
@@ -225,7 +236,7 @@ returns boolean as $$
   where id = p_endpoint
   returning true;
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.webhook_rotate(uuid, text, interval)', '{}');
+select chat_private.grant_execute('chat_private.webhook_rotate(uuid, text, interval)', '{chat_operator}');
 
 -- Sends a delivery again (a failed one, or a delivered one the receiver lost), with the same event id.
 create or replace function chat_private.webhook_replay(p_delivery_id bigint) returns boolean as $$
@@ -239,4 +250,23 @@ begin
   return true;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private.webhook_replay(bigint)', '{}');
+select chat_private.grant_execute('chat_private.webhook_replay(bigint)', '{chat_operator}');
+
+create or replace function chat_private.webhook_remove(p_endpoint uuid) returns boolean as $$
+  delete from chat_private.webhook_endpoints where id = p_endpoint returning true;
+$$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_remove(uuid)', '{chat_operator}');
+
+-- Endpoints without their secrets, with their deliveries counted by status.
+create or replace function chat_private.webhook_list(p_owner uuid) returns table (
+  id uuid, owner_id uuid, url text, events text[], enabled boolean, disabled_reason text, rotating boolean,
+  created_at timestamptz, pending bigint, delivered bigint, failed bigint) as $$
+  select e.id, e.owner_id, e.url, e.events, e.enabled, e.disabled_reason, coalesce(e.previous_secret_expires_at > now(), false),
+         e.created_at,
+         count(d.id) filter (where d.status = 'pending'), count(d.id) filter (where d.status = 'delivered'),
+         count(d.id) filter (where d.status = 'failed')
+  from chat_private.webhook_endpoints e left join chat_private.webhook_deliveries d on d.endpoint_id = e.id
+  where p_owner is null or e.owner_id = p_owner
+  group by e.id order by e.created_at, e.id;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_list(uuid)', '{chat_operator}');

@@ -21,6 +21,7 @@ import type { ModelRuntime } from "../src/providers/index.ts";
 import { defaultWorkspacesRoot, ensureDemoWorkspace, toolDeploymentFromEnv, type ToolDeployment } from "../src/tools/index.ts";
 import { bindMetricsDatabase, startMetricsServer } from "../src/metrics.ts";
 import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batch-tasks.ts";
+import { makeWebhookDeliverTask } from "./webhook-task.ts";
 import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
@@ -150,6 +151,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     chat_requires_action_deadline: makeDeadlineTask({ pool, log }),
     batch_validate: makeBatchValidateTask({ pool, log }),
     batch_cancel: makeBatchCancelTask({ pool, log }),
+    webhook_deliver: makeWebhookDeliverTask({ pool, log, guard: process.env.NODE_ENV === "production", userAgent: "chatd-webhooks/1" }),
   };
   // Graphile Worker's id for this process's pool: the locked_by of the jobs it fetches (reported alive below).
   const events: WorkerEvents = new EventEmitter();

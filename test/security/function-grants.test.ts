@@ -19,13 +19,11 @@ test.after(async () => {
 const GRANTS: [string[], string[]][] = [
   // Internal: called only inside other functions (which run as the owner), by triggers, or at migration time.
   [[], [
+    "chat_private.tg_batches__webhook()",
     "chat_private.tg_structured_output_requests__webhook()",
-    "chat_private.webhook_add(uuid,text,text[],text)",
     "chat_private.webhook_enqueue(uuid,text,text,timestamp with time zone)",
-    "chat_private.webhook_replay(bigint)",
     "chat_private.webhook_response_event(chat_public.structured_output_status,text)",
     "chat_private.webhook_retry_delay(integer)",
-    "chat_private.webhook_rotate(uuid,text,interval)",
     "chat_private._accept_structured_request(uuid,jsonb,boolean)",
     "chat_private._active_request(uuid)",
     "chat_private._apply_progress(uuid,jsonb,bigint[])",
@@ -88,6 +86,11 @@ const GRANTS: [string[], string[]][] = [
   ]],
   // Operator repairs and reads.
   [["chat_operator"], [
+    "chat_private.webhook_add(uuid,text,text[],text)",
+    "chat_private.webhook_list(uuid)",
+    "chat_private.webhook_remove(uuid)",
+    "chat_private.webhook_replay(bigint)",
+    "chat_private.webhook_rotate(uuid,text,interval)",
     "chat_private.operator_cancel_batch(uuid,text)",
     "chat_private.operator_create_batch(uuid,text,jsonb,text,text,text,integer,text)",
     "chat_private.operator_release_lease(uuid)",
