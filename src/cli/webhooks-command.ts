@@ -5,6 +5,8 @@ import type { Command } from "commander";
 import type { ResolvedDatabase } from "../db/database.ts";
 import { newSecret } from "../webhooks/signing.ts";
 import { ensureUser, withOperatorClient } from "./operator-session.ts";
+// A refusal of the command line itself: main.ts prints its message alone and exits 2.
+import { UserFileError } from "./user-files.ts";
 
 export const WEBHOOK_EVENTS = ["response.completed", "response.failed", "response.cancelled", "response.incomplete",
   "batch.completed", "batch.failed", "batch.cancelled"] as const;
@@ -15,7 +17,7 @@ function eventsOf(value: string | undefined): string[] {
   const events = value.split(",").map((event) => event.trim()).filter((event) => event !== "");
   const unknown = events.filter((event) => !(WEBHOOK_EVENTS as readonly string[]).includes(event));
   if (events.length === 0 || unknown.length > 0) {
-    throw new Error(`--events takes a comma-separated list of: ${WEBHOOK_EVENTS.join(", ")}`);
+    throw new UserFileError(`--events takes a comma-separated list of: ${WEBHOOK_EVENTS.join(", ")}`);
   }
   return events;
 }
@@ -25,16 +27,16 @@ function urlOf(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new Error("--url must be an absolute http(s) URL");
+    throw new UserFileError("--url must be an absolute http(s) URL");
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("--url must be an http(s) URL");
-  if (url.username !== "" || url.password !== "") throw new Error("--url must not carry credentials");
+  if (url.protocol !== "https:" && url.protocol !== "http:") throw new UserFileError("--url must be an http(s) URL");
+  if (url.username !== "" || url.password !== "") throw new UserFileError("--url must not carry credentials");
   return url.toString();
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function endpointId(value: string): string {
-  if (!UUID.test(value)) throw new Error("the endpoint id is a UUID (see `chatd webhooks list`)");
+  if (!UUID.test(value)) throw new UserFileError("the endpoint id is a UUID (see `chatd webhooks list`)");
   return value;
 }
 
@@ -65,7 +67,7 @@ export function registerWebhooksCommand(program: Command, open: () => Promise<Re
       const rows = await withOperatorClient(open, async (client) => {
         const owner = options.user === undefined ? null : (await client.query<{ id: string }>(
           "select id from chat_public.users where name = $1", [options.user])).rows[0]?.id;
-        if (owner === undefined) throw new Error(`no user ${options.user}`);
+        if (owner === undefined) throw new UserFileError(`no user ${options.user}`);
         return (await client.query("select * from chat_private.webhook_list($1)", [owner])).rows;
       });
       console.log(JSON.stringify(rows, null, 2));
@@ -75,18 +77,18 @@ export function registerWebhooksCommand(program: Command, open: () => Promise<Re
     .action(async (id: string) => {
       const removed = await withOperatorClient(open, async (client) =>
         (await client.query<{ ok: boolean | null }>("select chat_private.webhook_remove($1) as ok", [endpointId(id)])).rows[0]?.ok);
-      if (!removed) throw new Error(`no endpoint ${id}`);
+      if (!removed) throw new UserFileError(`no endpoint ${id}`);
       console.log(`removed ${id}`);
     });
   webhooks.command("rotate <id>")
     .description("give an endpoint a new secret, printed on the last line; the old one keeps signing for --overlap-hours")
     .option("--overlap-hours <n>", "hours both secrets sign (0: the old one stops now)", (value) => Number(value), 24)
     .action(async (id: string, options: { overlapHours: number }) => {
-      if (!(options.overlapHours >= 0) || options.overlapHours > 24 * 7) throw new Error("--overlap-hours must be between 0 and 168");
+      if (!(options.overlapHours >= 0) || options.overlapHours > 24 * 7) throw new UserFileError("--overlap-hours must be between 0 and 168");
       const secret = newSecret();
       const rotated = await withOperatorClient(open, async (client) => (await client.query<{ ok: boolean | null }>(
         "select chat_private.webhook_rotate($1, $2, make_interval(hours => $3)) as ok", [endpointId(id), secret, options.overlapHours])).rows[0]?.ok);
-      if (!rotated) throw new Error(`no endpoint ${id}`);
+      if (!rotated) throw new UserFileError(`no endpoint ${id}`);
       console.log(`rotated ${id}; the previous secret signs for ${options.overlapHours} more hours`);
       console.log(secret);
     });
@@ -108,10 +110,10 @@ export function registerWebhooksCommand(program: Command, open: () => Promise<Re
   webhooks.command("replay <deliveryId>")
     .description("send a delivery again, with the same webhook-id (a failed one, or one the receiver lost)")
     .action(async (deliveryId: string) => {
-      if (!/^\d{1,18}$/.test(deliveryId)) throw new Error("the delivery id is a number (see `chatd webhooks deliveries`)");
+      if (!/^\d{1,18}$/.test(deliveryId)) throw new UserFileError("the delivery id is a number (see `chatd webhooks deliveries`)");
       const ok = await withOperatorClient(open, async (client) => (await client.query<{ ok: boolean }>(
         "select chat_private.webhook_replay($1) as ok", [deliveryId])).rows[0]?.ok);
-      if (!ok) throw new Error(`no delivery ${deliveryId}`);
+      if (!ok) throw new UserFileError(`no delivery ${deliveryId}`);
       console.log(`delivery ${deliveryId} queued again`);
     });
 }
