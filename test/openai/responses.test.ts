@@ -119,6 +119,35 @@ test("cancel: a queued Response (another Response's turn runs first in its chat)
   assert.is((await alice.responses.cancel(first.id)).status, "cancelled");
 });
 
+test("stream: created first, the exact text, completed last; a replay after N repeats the same events", async () => {
+  const stream = await alice.responses.create({ model: "scripted", stream: true, text: { format: FORMAT },
+    input: slowFinalize(`{"n": 98765432109876543210, "label": "s"}`, 300) });
+  const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  assert.equal(events.map((e) => e.type), ["response.created", "response.in_progress", "response.output_item.added",
+    "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+    "response.output_item.done", "response.completed"]);
+  assert.equal(events.map((e) => e.sequence_number), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+  const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+  assert.is(completed.response.output_text ?? (completed.response.output[0] as OpenAI.Responses.ResponseOutputMessage)
+    .content.map((c) => (c.type === "output_text" ? c.text : "")).join(""), `{"n": 98765432109876543210, "label": "s"}`);
+  const id = completed.response.id;
+  const replay: OpenAI.Responses.ResponseStreamEvent[] = [];
+  for await (const event of await alice.responses.retrieve(id, { stream: true, starting_after: 3 })) replay.push(event);
+  assert.equal(replay, events.slice(4));
+  const all: OpenAI.Responses.ResponseStreamEvent[] = [];
+  for await (const event of await alice.responses.retrieve(id, { stream: true })) all.push(event);
+  assert.equal(all, events);
+  // The SDK's helper rebuilds the final Response from the replay.
+  const final = await alice.responses.stream({ response_id: id }).finalResponse();
+  assert.is(final.output_text, `{"n": 98765432109876543210, "label": "s"}`);
+  const bad = await fetch(`${stack.t.api.url}/v1/responses/${id}?stream=true&starting_after=-1`, {
+    headers: { authorization: `Bearer ${stack.users.alice!.token}` } });
+  assert.is(bad.status, 400);
+  assert.equal(await bad.json(), { error: { message: "starting_after must be a non-negative integer", type: "invalid_request_error",
+    param: "starting_after", code: "invalid_value" } });
+});
+
 test("Idempotency-Key: the same key and body give the same Response; another body is a 400, not retried", async () => {
   const body = { model: "scripted", background: true, input: finalize(`"once"`) };
   const headers = { "Idempotency-Key": "key-1" };

@@ -1,6 +1,6 @@
 // The OpenAI-compatible routes on the API port (docs/openai.md):
 //   POST /v1/responses                create (Bearer <chatd token>; `background` returns at once, else at the receipt)
-//   GET  /v1/responses/{id}           retrieve
+//   GET  /v1/responses/{id}           retrieve; `?stream=true&starting_after=N` replays the events after N, then live
 //   POST /v1/responses/{id}/cancel    cancel, whatever the state; idempotent
 //   POST /v1/chat/completions         synchronous structured answer, bounded wait
 // Every statement runs as the token's user with the same functions and row-level security as GraphQL.
@@ -10,12 +10,13 @@ import { identify } from "../auth.ts";
 import type { ChatListener } from "../listener.ts";
 import { readJsonBody } from "./body.ts";
 import { chatCompletion } from "./chat-completions.ts";
-import { fromError, notFound, OpenAIError, type ParamDialect } from "./errors.ts";
-import { requestIdOf, responseObject } from "./response-object.ts";
+import { fromError, invalid, notFound, OpenAIError, type ParamDialect } from "./errors.ts";
+import { requestIdOf, responseObject, type ResponseRow } from "./response-object.ts";
 import { idempotencyKeyOf, parseCreateResponse } from "./responses-request.ts";
 import { cancelResponse, createResponse, readResponse, waitForReceipt, type Store } from "./store.ts";
+import { streamResponse } from "./stream.ts";
 
-const ROUTE = /^\/v1\/(responses(?:\/([^/?]+)(\/cancel)?)?|chat\/completions)\/?(?:\?.*)?$/;
+const ROUTE = /^\/v1\/(responses(?:\/([^/?]+)(\/cancel)?)?|chat\/completions)\/?(?:\?(.*))?$/;
 
 /** How long a call without `background` waits for its receipt before answering with the Response as it stands. */
 export const RESPONSES_WAIT_MS = 10 * 60_000;
@@ -32,15 +33,31 @@ export interface OpenAIHandlerOptions {
   jwtSecret: string;
 }
 
-async function retrieve(store: Store, userId: string, id: string): Promise<Record<string, unknown>> {
+async function retrieve(store: Store, userId: string, id: string): Promise<ResponseRow> {
   const requestId = requestIdOf(id);
   const row = requestId === null ? null : await readResponse(store, userId, requestId);
   if (!row) throw notFound(id);
-  return responseObject(row);
+  return row;
+}
+
+/** `?stream=true[&starting_after=N]` of a retrieve: N is a sequence_number the client already has. */
+function streamQuery(query: string | undefined): { stream: boolean; startingAfter: number | null } {
+  const params = new URLSearchParams(query ?? "");
+  const stream = params.get("stream") === "true";
+  const raw = params.get("starting_after");
+  if (raw === null || raw === "") return { stream, startingAfter: null };
+  if (!/^\d{1,9}$/.test(raw)) throw invalid("starting_after must be a non-negative integer", "starting_after");
+  return { stream, startingAfter: Number(raw) };
+}
+
+function sseSource(store: Store, userId: string, requestId: string, signal: AbortSignal) {
+  return {
+    waitForReceipt: (chatId: string) => waitForReceipt(store, userId, requestId, chatId, RESPONSES_WAIT_MS, signal),
+  };
 }
 
 async function route(store: Store, userId: string, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
-  const [, path, rawId, cancel] = ROUTE.exec(req.url ?? "")!;
+  const [, path, rawId, cancel, query] = ROUTE.exec(req.url ?? "")!;
   const method = req.method ?? "GET";
   if (path === "chat/completions" && method === "POST") {
     send(res, 200, await chatCompletion(store, userId, await readJsonBody(req), signal, idempotencyKeyOf(req.headers["idempotency-key"])));
@@ -51,13 +68,17 @@ async function route(store: Store, userId: string, req: IncomingMessage, res: Se
     const requestId = await createResponse(store, userId, request, idempotencyKeyOf(req.headers["idempotency-key"]));
     const row = await readResponse(store, userId, requestId);
     if (!row) throw notFound(requestId);
+    if (request.stream) return streamResponse(res, row, sseSource(store, userId, requestId, signal), null);
     const done = request.background || row.status !== "pending" ? row
       : await waitForReceipt(store, userId, requestId, row.chat_id, RESPONSES_WAIT_MS, signal);
     send(res, 200, responseObject(done ?? row));
     return;
   }
   if (rawId !== undefined && cancel === undefined && method === "GET") {
-    send(res, 200, await retrieve(store, userId, decodeURIComponent(rawId)));
+    const { stream, startingAfter } = streamQuery(query);
+    const row = await retrieve(store, userId, decodeURIComponent(rawId));
+    if (stream) return streamResponse(res, row, sseSource(store, userId, row.request_id, signal), startingAfter);
+    send(res, 200, responseObject(row));
     return;
   }
   if (rawId !== undefined && cancel !== undefined && method === "POST") {

@@ -10,6 +10,8 @@ export interface CreateResponse {
   model: string | null;
   workspace: string | null;
   background: boolean;
+  /** Answer with server-sent events instead of one JSON body. */
+  stream: boolean;
   /** What the Response object echoes back. */
   echo: Record<string, unknown>;
   bodySha256: string;
@@ -96,7 +98,7 @@ export function parseCreateResponse(body: unknown): CreateResponse {
     if (!IGNORED.has(key) && !HANDLED.has(key)) throw invalid(`Unrecognized request argument supplied: ${key}`, key, "unknown_parameter");
   }
   if (body.store === false) throw invalid("store: false is not supported: chatd keeps every Response and its receipt", "store");
-  if (body.stream === true) throw invalid("stream is not supported yet: create with background and retrieve", "stream");
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") throw invalid("stream must be a boolean", "stream");
   for (const key of ["previous_response_id", "conversation", "prompt"]) {
     if (body[key] !== undefined && body[key] !== null) throw invalid(`${key} is not supported by chatd`, key);
   }
@@ -116,6 +118,7 @@ export function parseCreateResponse(body: unknown): CreateResponse {
     model,
     workspace: optionalString(body, "workspace"),
     background: body.background === true,
+    stream: body.stream === true,
     echo: { model, instructions, text, metadata, tools: [], temperature: body.temperature ?? null, top_p: body.top_p ?? null,
       max_output_tokens: body.max_output_tokens ?? null, tool_choice: body.tool_choice ?? "auto",
       parallel_tool_calls: body.parallel_tool_calls ?? true },
