@@ -1,6 +1,7 @@
-// The official `openai` Python SDK (pinned in test/openai/python/requirements.txt, installed by .ci/run into
+// The official `openai` Python SDK (pinned in scripts/openai-python/requirements.txt, installed by .ci/run into
 // .chatd/openai-venv) drives a real chatd: responses.parse with a Pydantic model (big int exact), background
-// create/retrieve/cancel, chat.completions.parse, and typed errors. test/openai/python/sdk_check.py holds the checks.
+// create/retrieve/cancel, chat.completions.parse, and typed errors. scripts/openai-python/sdk_check.py holds the
+// checks (outside test/, whose every file the runner imports).
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -30,8 +31,8 @@ function runPython(script: string, env: Record<string, string>): Promise<{ code:
 }
 
 test("the Python SDK's parse, background, cancel, chat parse and errors work against chatd", async () => {
-  assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run scripts/openai-python-env.sh (CI's .ci/run does)`);
-  const result = await runPython(join(projectRoot, "test", "openai", "python", "sdk_check.py"),
+  assert.ok(existsSync(PYTHON), `${PYTHON} is missing: run scripts/openai-python/env.sh (CI's .ci/run does)`);
+  const result = await runPython(join(projectRoot, "scripts", "openai-python", "sdk_check.py"),
     { CHATD_BASE_URL: `${stack.t.api.url}/v1`, CHATD_TOKEN: stack.users.alice!.token });
   assert.is(result.code, 0, result.stderr);
   assert.equal(result.stdout.trim().split("\n"), ["ok parse", "ok background_retrieve_cancel", "ok chat_completions_parse", "ok errors"]);
