@@ -363,6 +363,10 @@ REVOKE ALL ON FUNCTION chat_private.webhook_retry_delay(p_attempts integer) FROM
 GRANT ALL ON FUNCTION chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION webhook_sweep(p_stale interval)
+GRANT ALL ON FUNCTION chat_private.webhook_sweep(p_stale interval) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.webhook_sweep(p_stale interval) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION worker_message_kind(p_item jsonb)
 REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLIC;
 
@@ -3597,6 +3601,29 @@ CREATE FUNCTION chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_ov
       secret = p_secret
   where id = p_endpoint
   returning true;
+$$;
+
+-- FUNCTION chat_private webhook_sweep(interval)
+CREATE FUNCTION chat_private.webhook_sweep(p_stale interval DEFAULT '00:01:00'::interval) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_delivery bigint;
+  v_count integer := 0;
+begin
+  for v_delivery in
+    select d.id from chat_private.webhook_deliveries d
+    where d.status = 'pending' and d.next_attempt_at <= now() - p_stale
+    for update of d skip locked
+  loop
+    perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
+      job_key := 'webhook-sweep:' || v_delivery, max_attempts := 3);
+    update chat_private.webhook_deliveries set next_attempt_at = now() where id = v_delivery;
+    v_count := v_count + 1;
+  end loop;
+  return v_count;
+end;
 $$;
 
 -- FUNCTION chat_private worker_message_kind(jsonb)

@@ -270,3 +270,26 @@ create or replace function chat_private.webhook_list(p_owner uuid) returns table
   group by e.id order by e.created_at, e.id;
 $$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_list(uuid)', '{chat_operator}');
+
+-- Recovery for delivery jobs a crashed worker left locked (Graphile Worker keeps them for 4 hours) or lost: a pending
+-- delivery overdue by p_stale gets a fresh job (a job_key on a locked job makes a new one) and a new due time, so a
+-- sweep re-enqueues it once. A send that was in flight may be repeated: deliveries are at least once.
+create or replace function chat_private.webhook_sweep(p_stale interval default '1 minute') returns integer as $$
+declare
+  v_delivery bigint;
+  v_count integer := 0;
+begin
+  for v_delivery in
+    select d.id from chat_private.webhook_deliveries d
+    where d.status = 'pending' and d.next_attempt_at <= now() - p_stale
+    for update of d skip locked
+  loop
+    perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
+      job_key := 'webhook-sweep:' || v_delivery, max_attempts := 3);
+    update chat_private.webhook_deliveries set next_attempt_at = now() where id = v_delivery;
+    v_count := v_count + 1;
+  end loop;
+  return v_count;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_sweep(interval)', '{chat_worker}');

@@ -21,7 +21,7 @@ import type { ModelRuntime } from "../src/providers/index.ts";
 import { defaultWorkspacesRoot, ensureDemoWorkspace, toolDeploymentFromEnv, type ToolDeployment } from "../src/tools/index.ts";
 import { bindMetricsDatabase, startMetricsServer } from "../src/metrics.ts";
 import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batch-tasks.ts";
-import { makeWebhookDeliverTask } from "./webhook-task.ts";
+import { makeWebhookDeliverTask, sweepWebhooks } from "./webhook-task.ts";
 import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
@@ -213,6 +213,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
     try {
       await sweepBatches(pool, log);
+      await sweepWebhooks(pool, log);
     } finally {
       sweeping = false;
     }

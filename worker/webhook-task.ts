@@ -5,6 +5,7 @@
 // retry: at least once, never lost.
 import type { Task } from "graphile-worker";
 import type pg from "pg";
+import { isConnectionError } from "../src/db/pool.ts";
 import type { Logger } from "../src/log.ts";
 import { sendWebhook } from "../src/webhooks/send.ts";
 import { signedHeaders } from "../src/webhooks/signing.ts";
@@ -43,4 +44,15 @@ export function makeWebhookDeliverTask(deps: WebhookTaskDeps): Task {
     deps.log.info({ delivery_id: id, event_id: pending.event_id, attempt: pending.attempts + 1, status: attempt.statusCode,
       outcome: outcome?.outcome }, "webhook attempt");
   };
+}
+
+/** The periodic sweep's part for webhooks: re-enqueues overdue deliveries (sql/150 chat_private.webhook_sweep). */
+export async function sweepWebhooks(pool: pg.Pool, log: Logger): Promise<void> {
+  try {
+    const { rows } = await pool.query<{ n: number }>("select chat_private.webhook_sweep() as n");
+    if ((rows[0]?.n ?? 0) > 0) log.info({ deliveries: rows[0]?.n }, "webhook sweep re-enqueued overdue deliveries");
+  } catch (error) {
+    // A lost database is logged once per outage by the pool (src/db/pool.ts).
+    if (!isConnectionError(error)) log.error({ err: error }, "webhook sweep failed");
+  }
 }

@@ -102,6 +102,7 @@ const GRANTS: [string[], string[]][] = [
   [["chat_worker"], [
     "chat_private.webhook_delivery_for_send(bigint)",
     "chat_private.webhook_record_attempt(bigint,integer,text,integer)",
+    "chat_private.webhook_sweep(interval)",
     "chat_private.acquire_lease(uuid,text,integer)",
     "chat_private.agent_interrupt(uuid,uuid,uuid)",
     "chat_private.agent_send(uuid,uuid,uuid,jsonb,boolean)",
