@@ -63,9 +63,6 @@ REVOKE ALL ON FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_cha
 -- ACL chat_private FUNCTION _record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private._record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _server_epoch()
-REVOKE ALL ON FUNCTION chat_private._server_epoch() FROM PUBLIC;
-
 -- ACL chat_private FUNCTION _start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
 REVOKE ALL ON FUNCTION chat_private._start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
 
@@ -289,6 +286,9 @@ REVOKE ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) FROM PUBLIC;
 GRANT ALL ON FUNCTION chat_private.sweep_expired_leases() TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.sweep_expired_leases() FROM PUBLIC;
 
+-- ACL chat_private FUNCTION tg_batches__webhook()
+REVOKE ALL ON FUNCTION chat_private.tg_batches__webhook() FROM PUBLIC;
+
 -- ACL chat_private FUNCTION tg_chat_messages__fence_delete()
 REVOKE ALL ON FUNCTION chat_private.tg_chat_messages__fence_delete() FROM PUBLIC;
 
@@ -313,6 +313,9 @@ REVOKE ALL ON FUNCTION chat_private.tg_chats__touch() FROM PUBLIC;
 -- ACL chat_private FUNCTION tg_structured_output_requests__finish_batch_item()
 REVOKE ALL ON FUNCTION chat_private.tg_structured_output_requests__finish_batch_item() FROM PUBLIC;
 
+-- ACL chat_private FUNCTION tg_structured_output_requests__webhook()
+REVOKE ALL ON FUNCTION chat_private.tg_structured_output_requests__webhook() FROM PUBLIC;
+
 -- ACL chat_private FUNCTION tg_turn_progress__enqueue_run()
 REVOKE ALL ON FUNCTION chat_private.tg_turn_progress__enqueue_run() FROM PUBLIC;
 
@@ -322,6 +325,47 @@ REVOKE ALL ON FUNCTION chat_private.tg_worker_config__bump() FROM PUBLIC;
 -- ACL chat_private FUNCTION turn_state(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text)
+GRANT ALL ON FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_delivery_for_send(p_delivery_id bigint)
+GRANT ALL ON FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigint) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigint) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_enqueue(p_owner uuid, p_event text, p_subject text, p_created_at timestamp with time zone)
+REVOKE ALL ON FUNCTION chat_private.webhook_enqueue(p_owner uuid, p_event text, p_subject text, p_created_at timestamp with time zone) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_list(p_owner uuid)
+GRANT ALL ON FUNCTION chat_private.webhook_list(p_owner uuid) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.webhook_list(p_owner uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer)
+GRANT ALL ON FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_remove(p_endpoint uuid)
+GRANT ALL ON FUNCTION chat_private.webhook_remove(p_endpoint uuid) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.webhook_remove(p_endpoint uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_replay(p_delivery_id bigint)
+GRANT ALL ON FUNCTION chat_private.webhook_replay(p_delivery_id bigint) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.webhook_replay(p_delivery_id bigint) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_response_event(p_status chat_public.structured_output_status, p_code text)
+REVOKE ALL ON FUNCTION chat_private.webhook_response_event(p_status chat_public.structured_output_status, p_code text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_retry_delay(p_attempts integer)
+REVOKE ALL ON FUNCTION chat_private.webhook_retry_delay(p_attempts integer) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval)
+GRANT ALL ON FUNCTION chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_sweep(p_stale interval)
+GRANT ALL ON FUNCTION chat_private.webhook_sweep(p_stale interval) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.webhook_sweep(p_stale interval) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION worker_message_kind(p_item jsonb)
 REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLIC;
@@ -365,6 +409,9 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_config_secrets TO 
 GRANT SELECT ON TABLE chat_private.model_configs TO chat_operator;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_configs TO chat_worker;
 
+-- ACL chat_private TABLE openai_responses
+GRANT SELECT ON TABLE chat_private.openai_responses TO chat_operator;
+
 -- ACL chat_private TABLE queue_depth
 GRANT SELECT ON TABLE chat_private.queue_depth TO chat_operator;
 
@@ -399,6 +446,12 @@ GRANT SELECT ON TABLE chat_private.turn_progress TO chat_worker;
 
 -- ACL chat_private TABLE turns_at_recovery_bound
 GRANT SELECT ON TABLE chat_private.turns_at_recovery_bound TO chat_operator;
+
+-- ACL chat_private TABLE webhook_attempts
+GRANT SELECT ON TABLE chat_private.webhook_attempts TO chat_operator;
+
+-- ACL chat_private TABLE webhook_deliveries
+GRANT SELECT ON TABLE chat_private.webhook_deliveries TO chat_operator;
 
 -- ACL chat_private TABLE worker_config_version
 GRANT SELECT ON TABLE chat_private.worker_config_version TO chat_operator;
@@ -523,6 +576,18 @@ GRANT ALL ON FUNCTION chat_public.interrupt_chat(chat_id uuid) TO chat_anonymous
 GRANT ALL ON FUNCTION chat_public.interrupt_chat(chat_id uuid) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.interrupt_chat(chat_id uuid) FROM PUBLIC;
 
+-- ACL chat_public FUNCTION openai_cancel_response(p_id uuid)
+GRANT ALL ON FUNCTION chat_public.openai_cancel_response(p_id uuid) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.openai_cancel_response(p_id uuid) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+GRANT ALL ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION openai_response(p_id uuid)
+GRANT ALL ON FUNCTION chat_public.openai_response(p_id uuid) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.openai_response(p_id uuid) FROM PUBLIC;
+
 -- ACL chat_public FUNCTION promote_queued_message(queued_message_id bigint)
 GRANT ALL ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) TO chat_user;
@@ -617,9 +682,6 @@ COMMENT ON COLUMN chat_private.transition_rules.note IS 'What the transition doe
 -- COMMENT chat_private COLUMN transition_rules.to_state
 COMMENT ON COLUMN chat_private.transition_rules.to_state IS 'The states the chat can be in after the transition, the usual one first; empty when it is refused.';
 
--- COMMENT chat_private FUNCTION _server_epoch()
-COMMENT ON FUNCTION chat_private._server_epoch() IS 'The server epoch (system identifier/timeline/postmaster start); records a new one with when it was first seen.';
-
 -- COMMENT chat_private FUNCTION acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer)
 COMMENT ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) IS 'Takes the runner lease of a runnable chat with a fresh runner id and starts a new generation attempt. CHLSD when a live lease exists, CHTRN when the chat is not runnable.';
 
@@ -688,9 +750,6 @@ COMMENT ON TABLE chat_private.mcp_server_secrets IS 'Environment (stdio) and hea
 
 -- COMMENT chat_private TABLE mcp_servers
 COMMENT ON TABLE chat_private.mcp_servers IS 'Operator-configured MCP servers (stdio: command + args; http: streamable-HTTP url). Tools are offered as mcp__<id>__<tool>.';
-
--- COMMENT chat_private TABLE server_epoch
-COMMENT ON TABLE chat_private.server_epoch IS 'The database server epoch (system identifier, timeline, postmaster start) the lease sweep last saw, and when.';
 
 -- COMMENT chat_private TABLE stop_hook_secrets
 COMMENT ON TABLE chat_private.stop_hook_secrets IS 'HMAC-SHA256 signing secrets of the stop hooks. Readable by the worker only, never by chat_operator.';
@@ -879,6 +938,18 @@ Replaces a user message: later history and the queue are discarded, pending stru
 -- COMMENT chat_public FUNCTION interrupt_chat(chat_id uuid)
 COMMENT ON FUNCTION chat_public.interrupt_chat(chat_id uuid) IS 'Stops the running step (the turn ends; a structured request gets an `interrupted` receipt). While the chat waits for client tool results, the pending calls are cancelled instead and the turn continues. The running turns of the chat''s subagents are interrupted too.';
 
+-- COMMENT chat_public FUNCTION openai_cancel_response(p_id uuid)
+COMMENT ON FUNCTION chat_public.openai_cancel_response(p_id uuid) IS '@behavior -*
+Cancels a Response for /v1/responses/{id}/cancel (idempotent; a finished one stays as it is).';
+
+-- COMMENT chat_public FUNCTION openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+COMMENT ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) IS '@behavior -*
+Creates an OpenAI Response (a chat whose first message carries a structured request) for /v1/responses.';
+
+-- COMMENT chat_public FUNCTION openai_response(p_id uuid)
+COMMENT ON FUNCTION chat_public.openai_response(p_id uuid) IS '@behavior -*
+Reads one Response for /v1/responses/{id} (the caller''s requests only).';
+
 -- COMMENT chat_public FUNCTION promote_queued_message(queued_message_id bigint)
 COMMENT ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) IS 'Runs a queued message next: an idle chat starts it at once; a running turn is interrupted and the message moves to the head of the queue.';
 
@@ -981,9 +1052,13 @@ ALTER TABLE ONLY chat_private.model_config_secrets
 ALTER TABLE ONLY chat_private.model_configs
     ADD CONSTRAINT model_configs_pkey PRIMARY KEY (id);
 
--- CONSTRAINT chat_private server_epoch server_epoch_pkey
-ALTER TABLE ONLY chat_private.server_epoch
-    ADD CONSTRAINT server_epoch_pkey PRIMARY KEY (one);
+-- CONSTRAINT chat_private openai_responses openai_responses_owner_id_idempotency_key_key
+ALTER TABLE ONLY chat_private.openai_responses
+    ADD CONSTRAINT openai_responses_owner_id_idempotency_key_key UNIQUE (owner_id, idempotency_key);
+
+-- CONSTRAINT chat_private openai_responses openai_responses_pkey
+ALTER TABLE ONLY chat_private.openai_responses
+    ADD CONSTRAINT openai_responses_pkey PRIMARY KEY (request_id);
 
 -- CONSTRAINT chat_private settings settings_pkey
 ALTER TABLE ONLY chat_private.settings
@@ -1008,6 +1083,22 @@ ALTER TABLE ONLY chat_private.transition_rules
 -- CONSTRAINT chat_private turn_progress turn_progress_pkey
 ALTER TABLE ONLY chat_private.turn_progress
     ADD CONSTRAINT turn_progress_pkey PRIMARY KEY (id);
+
+-- CONSTRAINT chat_private webhook_attempts webhook_attempts_pkey
+ALTER TABLE ONLY chat_private.webhook_attempts
+    ADD CONSTRAINT webhook_attempts_pkey PRIMARY KEY (delivery_id, attempt);
+
+-- CONSTRAINT chat_private webhook_deliveries webhook_deliveries_event_id_key
+ALTER TABLE ONLY chat_private.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_event_id_key UNIQUE (event_id);
+
+-- CONSTRAINT chat_private webhook_deliveries webhook_deliveries_pkey
+ALTER TABLE ONLY chat_private.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id);
+
+-- CONSTRAINT chat_private webhook_endpoints webhook_endpoints_pkey
+ALTER TABLE ONLY chat_private.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id);
 
 -- CONSTRAINT chat_private worker_config_version worker_config_version_pkey
 ALTER TABLE ONLY chat_private.worker_config_version
@@ -1090,6 +1181,18 @@ ALTER TABLE ONLY chat_private.message_internals
 ALTER TABLE ONLY chat_private.model_config_secrets
     ADD CONSTRAINT model_config_secrets_model_config_id_fkey FOREIGN KEY (model_config_id) REFERENCES chat_private.model_configs(id) ON DELETE CASCADE;
 
+-- FK CONSTRAINT chat_private openai_responses openai_responses_chat_id_fkey
+ALTER TABLE ONLY chat_private.openai_responses
+    ADD CONSTRAINT openai_responses_chat_id_fkey FOREIGN KEY (chat_id) REFERENCES chat_public.chats(id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT chat_private openai_responses openai_responses_owner_id_fkey
+ALTER TABLE ONLY chat_private.openai_responses
+    ADD CONSTRAINT openai_responses_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES chat_public.users(id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT chat_private openai_responses openai_responses_request_id_fkey
+ALTER TABLE ONLY chat_private.openai_responses
+    ADD CONSTRAINT openai_responses_request_id_fkey FOREIGN KEY (request_id) REFERENCES chat_public.structured_output_requests(id) ON DELETE CASCADE;
+
 -- FK CONSTRAINT chat_private stop_hook_secrets stop_hook_secrets_hook_id_fkey
 ALTER TABLE ONLY chat_private.stop_hook_secrets
     ADD CONSTRAINT stop_hook_secrets_hook_id_fkey FOREIGN KEY (hook_id) REFERENCES chat_private.stop_hooks(id) ON DELETE CASCADE;
@@ -1105,6 +1208,18 @@ ALTER TABLE ONLY chat_private.turn_progress
 -- FK CONSTRAINT chat_private turn_progress turn_progress_structured_output_request_id_fkey
 ALTER TABLE ONLY chat_private.turn_progress
     ADD CONSTRAINT turn_progress_structured_output_request_id_fkey FOREIGN KEY (structured_output_request_id) REFERENCES chat_public.structured_output_requests(id);
+
+-- FK CONSTRAINT chat_private webhook_attempts webhook_attempts_delivery_id_fkey
+ALTER TABLE ONLY chat_private.webhook_attempts
+    ADD CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES chat_private.webhook_deliveries(id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT chat_private webhook_deliveries webhook_deliveries_endpoint_id_fkey
+ALTER TABLE ONLY chat_private.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES chat_private.webhook_endpoints(id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT chat_private webhook_endpoints webhook_endpoints_owner_id_fkey
+ALTER TABLE ONLY chat_private.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES chat_public.users(id) ON DELETE CASCADE;
 
 -- FK CONSTRAINT chat_public batch_items batch_items_batch_id_fkey
 ALTER TABLE ONLY chat_public.batch_items
@@ -1607,33 +1722,6 @@ begin
   from chat_private._receipt_provenance(p_request_id, p_chat_id) p
   where r.id = p_request_id;
   return v_id;
-end;
-$$;
-
--- FUNCTION chat_private _server_epoch()
-CREATE FUNCTION chat_private._server_epoch() RETURNS chat_private.server_epoch
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_epoch text := (select system_identifier::text from pg_control_system()) || '/'
-    || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || '/' || pg_postmaster_start_time()::text;
-  v_row chat_private.server_epoch;
-begin
-  select * into v_row from chat_private.server_epoch;
-  if v_row.epoch = v_epoch then
-    return v_row;
-  end if;
-  -- Concurrent callers: the row lock orders them, and the second finds the epoch recorded (the where clause is
-  -- evaluated again after the first commits), so last_seen_before is taken once, before any report of the epoch.
-  insert into chat_private.server_epoch as e (epoch, observed_at, last_seen_before)
-  values (v_epoch, case when v_row.epoch is null then pg_postmaster_start_time() else now() end,
-          (select max(seen_at) from chat_private.worker_processes))
-  on conflict (one) do update set epoch = excluded.epoch, observed_at = excluded.observed_at,
-    last_seen_before = excluded.last_seen_before
-  where e.epoch is distinct from excluded.epoch;
-  select * into v_row from chat_private.server_epoch;
-  return v_row;
 end;
 $$;
 
@@ -2801,8 +2889,6 @@ CREATE FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id te
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  -- The first report of a new server epoch records it before its own report (_server_epoch: last_seen_before).
-  select chat_private._server_epoch();
   insert into chat_private.worker_processes (queue_id, worker_id, expires_at)
   values (p_queue_id, p_worker_id, now() + make_interval(secs => p_ttl_seconds))
   on conflict (queue_id) do update set seen_at = now(), expires_at = excluded.expires_at;
@@ -3075,16 +3161,12 @@ declare
   v_count integer := 0;
   v_recoveries integer;
   v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
-  v_epoch chat_private.server_epoch := chat_private._server_epoch();
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((l.expires_at <= now()
-            and (v_epoch.observed_at <= now() - v_lease
-                 or exists (select 1 from chat_private.worker_processes w
-                            where w.worker_id = l.worker_id and w.expires_at < v_epoch.last_seen_before)))
+      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
@@ -3121,6 +3203,19 @@ begin
   where w.expires_at < now() - interval '1 hour'
     and not exists (select 1 from graphile_worker.jobs j where j.locked_by = w.queue_id);
   return v_count;
+end;
+$$;
+
+-- FUNCTION chat_private tg_batches__webhook()
+CREATE FUNCTION chat_private.tg_batches__webhook() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform chat_private.webhook_enqueue(new.owner_id,
+    case new.status when 'completed' then 'batch.completed' when 'failed' then 'batch.failed' else 'batch.cancelled' end,
+    'batch_' || replace(new.id::text, '-', ''), now());
+  return null;
 end;
 $$;
 
@@ -3272,6 +3367,19 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private tg_structured_output_requests__webhook()
+CREATE FUNCTION chat_private.tg_structured_output_requests__webhook() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
+    'resp_' || replace(new.id::text, '-', ''), coalesce(new.finished_at, now()))
+  from chat_public.chats c where c.id = new.chat_id;
+  return null;
+end;
+$$;
+
 -- FUNCTION chat_private tg_turn_progress__enqueue_run()
 CREATE FUNCTION chat_private.tg_turn_progress__enqueue_run() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3331,6 +3439,190 @@ begin
            (select max(x.id) from chat_public.chat_messages x where x.chat_id = c.id and not x.deleted)::text as up_to
          from chat_public.chats c join chat_private.model_configs m on m.id = c.model_config_id where c.id = p_chat_id) k),
       'config_version', (select v.version::text from chat_private.worker_config_version v where v.id)));
+end;
+$$;
+
+-- FUNCTION chat_private webhook_add(uuid, text, text[], text)
+CREATE FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) RETURNS uuid
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  insert into chat_private.webhook_endpoints (owner_id, url, events, secret)
+  values (p_owner, p_url, coalesce(p_events, array['response.completed', 'response.failed', 'response.cancelled',
+    'response.incomplete']), p_secret)
+  returning id;
+$$;
+
+-- FUNCTION chat_private webhook_delivery_for_send(bigint)
+CREATE FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigint) RETURNS TABLE(event_id text, url text, body text, secrets text[], attempts integer)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select d.event_id, e.url, d.body,
+         array_remove(array[e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end], null),
+         d.attempts
+  from chat_private.webhook_deliveries d join chat_private.webhook_endpoints e on e.id = d.endpoint_id
+  where d.id = p_delivery_id and d.status = 'pending' and e.enabled;
+$$;
+
+-- FUNCTION chat_private webhook_enqueue(uuid, text, text, timestamp with time zone)
+CREATE FUNCTION chat_private.webhook_enqueue(p_owner uuid, p_event text, p_subject text, p_created_at timestamp with time zone) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_endpoint uuid;
+  v_event_id text;
+  v_delivery bigint;
+begin
+  for v_endpoint in select e.id from chat_private.webhook_endpoints e
+                    where e.owner_id = p_owner and e.enabled and p_event = any (e.events) order by e.id loop
+    v_event_id := 'evt_' || replace(gen_random_uuid()::text, '-', '');
+    insert into chat_private.webhook_deliveries (endpoint_id, event_id, event_type, subject_id, body, next_attempt_at)
+    values (v_endpoint, v_event_id, p_event, p_subject,
+            format('{"id":"%s","object":"event","created_at":%s,"type":"%s","data":{"id":"%s"}}',
+                   v_event_id, floor(extract(epoch from p_created_at))::bigint, p_event, p_subject), now())
+    returning id into v_delivery;
+    perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
+      run_at => now(), max_attempts => 3);
+  end loop;
+end;
+$$;
+
+-- FUNCTION chat_private webhook_list(uuid)
+CREATE FUNCTION chat_private.webhook_list(p_owner uuid) RETURNS TABLE(id uuid, owner_id uuid, url text, events text[], enabled boolean, disabled_reason text, rotating boolean, created_at timestamp with time zone, pending bigint, delivered bigint, failed bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select e.id, e.owner_id, e.url, e.events, e.enabled, e.disabled_reason, coalesce(e.previous_secret_expires_at > now(), false),
+         e.created_at,
+         count(d.id) filter (where d.status = 'pending'), count(d.id) filter (where d.status = 'delivered'),
+         count(d.id) filter (where d.status = 'failed')
+  from chat_private.webhook_endpoints e left join chat_private.webhook_deliveries d on d.endpoint_id = e.id
+  where p_owner is null or e.owner_id = p_owner
+  group by e.id order by e.created_at, e.id;
+$$;
+
+-- FUNCTION chat_private webhook_record_attempt(bigint, integer, text, integer)
+CREATE FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) RETURNS text
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_delivery chat_private.webhook_deliveries;
+  v_delay interval;
+  v_outcome text;
+begin
+  select * into v_delivery from chat_private.webhook_deliveries where id = p_delivery_id for update;
+  if not found or v_delivery.status <> 'pending' then
+    return 'skipped';
+  end if;
+  insert into chat_private.webhook_attempts (delivery_id, attempt, status_code, error)
+  values (p_delivery_id, v_delivery.attempts + 1, p_status_code, left(p_error, 500));
+  if p_status_code between 200 and 299 then
+    update chat_private.webhook_deliveries set status = 'delivered', attempts = attempts + 1, delivered_at = now(),
+      next_attempt_at = null where id = p_delivery_id;
+    return 'delivered';
+  end if;
+  if p_status_code = 410 then
+    update chat_private.webhook_endpoints set enabled = false, disabled_reason = 'the receiver answered 410 Gone'
+    where id = v_delivery.endpoint_id;
+    v_outcome := 'disabled';
+  else
+    v_delay := chat_private.webhook_retry_delay(v_delivery.attempts + 1);
+    v_outcome := case when v_delay is null then 'failed' else 'retry' end;
+  end if;
+  if v_outcome <> 'retry' then
+    update chat_private.webhook_deliveries set status = 'failed', attempts = attempts + 1, next_attempt_at = null
+    where id = p_delivery_id;
+    return v_outcome;
+  end if;
+  v_delay := greatest(v_delay, make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
+  update chat_private.webhook_deliveries set attempts = attempts + 1, next_attempt_at = now() + v_delay
+  where id = p_delivery_id;
+  perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
+    run_at => now() + v_delay, max_attempts => 3);
+  return 'retry';
+end;
+$$;
+
+-- FUNCTION chat_private webhook_remove(uuid)
+CREATE FUNCTION chat_private.webhook_remove(p_endpoint uuid) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  delete from chat_private.webhook_endpoints where id = p_endpoint returning true;
+$$;
+
+-- FUNCTION chat_private webhook_replay(bigint)
+CREATE FUNCTION chat_private.webhook_replay(p_delivery_id bigint) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  update chat_private.webhook_deliveries set status = 'pending', next_attempt_at = now() where id = p_delivery_id;
+  if not found then
+    return false;
+  end if;
+  perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
+    run_at => now(), max_attempts => 3);
+  return true;
+end;
+$$;
+
+-- FUNCTION chat_private webhook_response_event(chat_public.structured_output_status, text)
+CREATE FUNCTION chat_private.webhook_response_event(p_status chat_public.structured_output_status, p_code text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select case
+    when p_status = 'succeeded' or p_code = 'refused' then 'response.completed'
+    when p_status = 'failed' then 'response.failed'
+    else 'response.cancelled' end;
+$$;
+
+-- FUNCTION chat_private webhook_retry_delay(integer)
+CREATE FUNCTION chat_private.webhook_retry_delay(p_attempts integer) RETURNS interval
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select (array['5 seconds', '5 minutes', '30 minutes', '2 hours', '5 hours', '10 hours', '14 hours', '20 hours',
+                '24 hours']::interval[])[p_attempts];
+$$;
+
+-- FUNCTION chat_private webhook_rotate(uuid, text, interval)
+CREATE FUNCTION chat_private.webhook_rotate(p_endpoint uuid, p_secret text, p_overlap interval) RETURNS boolean
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  update chat_private.webhook_endpoints
+  set previous_secret = case when p_overlap > interval '0' then secret end,
+      previous_secret_expires_at = case when p_overlap > interval '0' then now() + p_overlap end,
+      secret = p_secret
+  where id = p_endpoint
+  returning true;
+$$;
+
+-- FUNCTION chat_private webhook_sweep(interval)
+CREATE FUNCTION chat_private.webhook_sweep(p_stale interval DEFAULT '00:01:00'::interval) RETURNS integer
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_delivery bigint;
+  v_count integer := 0;
+begin
+  for v_delivery in
+    select d.id from chat_private.webhook_deliveries d
+    where d.status = 'pending' and d.next_attempt_at <= now() - p_stale
+    for update of d skip locked
+  loop
+    perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
+      job_key := 'webhook-sweep:' || v_delivery, max_attempts := 3);
+    update chat_private.webhook_deliveries set next_attempt_at = now() where id = v_delivery;
+    v_count := v_count + 1;
+  end loop;
+  return v_count;
 end;
 $$;
 
@@ -3668,6 +3960,89 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_public openai_cancel_response(uuid)
+CREATE FUNCTION chat_public.openai_cancel_response(p_id uuid) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_request chat_public.structured_output_requests;
+  v_chat chat_public.chats;
+  v_queued bigint;
+begin
+  select r.* into v_request from chat_public.structured_output_requests r
+  join chat_public.chats c on c.id = r.chat_id where r.id = p_id and c.owner_id = v_user;
+  if not found then
+    return false;
+  end if;
+  if v_request.status <> 'pending' then
+    return true;
+  end if;
+  select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = p_id;
+  if v_queued is not null then
+    perform chat_public.delete_queued_message(v_queued);
+    return true;
+  end if;
+  select * into v_chat from chat_public.chats where id = v_request.chat_id;
+  if v_chat.status in ('running', 'requires_action') then
+    perform chat_public.interrupt_chat(v_chat.id);
+  end if;
+  return true;
+end;
+$$;
+
+-- FUNCTION chat_public openai_create_response(jsonb, text, text, text, jsonb, boolean, jsonb, text, text)
+CREATE FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_previous chat_private.openai_responses;
+  v_result chat_public.chat_input_result;
+begin
+  if p_idempotency_key is not null then
+    select * into v_previous from chat_private.openai_responses
+    where owner_id = v_user and idempotency_key = p_idempotency_key;
+    if found then
+      if v_previous.body_sha256 <> p_body_sha256 then
+        raise exception 'this Idempotency-Key was already used with another request body'
+          using errcode = 'IDKEY', column = 'idempotency_key';
+      end if;
+      return v_previous.request_id;
+    end if;
+  end if;
+  v_result := chat_private.create_chat_as(v_user, p_content, chat_private.parse_response_format(p_response_format),
+    p_model, null, p_workspace, p_tools, false, case when p_idempotency_key is not null then 'openai:' || p_idempotency_key end);
+  if v_result.structured_output_request_id is null then
+    raise exception 'a Response needs a structured request' using errcode = 'CIINV', column = 'response_format';
+  end if;
+  insert into chat_private.openai_responses (request_id, chat_id, owner_id, background, echo, body_sha256, idempotency_key)
+  values (v_result.structured_output_request_id, v_result.chat_id, v_user, p_background, p_echo, p_body_sha256,
+          p_idempotency_key)
+  on conflict (request_id) do nothing;
+  return v_result.structured_output_request_id;
+end;
+$$;
+
+-- FUNCTION chat_public openai_response(uuid)
+CREATE FUNCTION chat_public.openai_response(p_id uuid) RETURNS TABLE(request_id uuid, chat_id uuid, created_at timestamp with time zone, finished_at timestamp with time zone, status text, error_code text, error_message text, value_json text, input_tokens bigint, output_tokens bigint, model_config_id text, chat_status text, queued boolean, background boolean, echo jsonb)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select r.id, r.chat_id, r.created_at, r.finished_at, r.status::text, r.error_code, r.error_message,
+         (m.structured_output -> 'value')::text,
+         r.input_tokens, r.output_tokens, coalesce(r.model_config_id, c.model_config_id), c.status::text,
+         exists (select 1 from chat_public.chat_queued_messages q where q.structured_output_request_id = r.id),
+         coalesce(o.background, false), o.echo
+  from chat_public.structured_output_requests r
+  join chat_public.chats c on c.id = r.chat_id
+  left join chat_public.chat_messages m on m.id = r.receipt_message_id
+  left join chat_private.openai_responses o on o.request_id = r.id
+  where r.id = p_id and c.owner_id = chat_private.require_user();
+$$;
+
 -- FUNCTION chat_public promote_queued_message(bigint)
 CREATE FUNCTION chat_public.promote_queued_message(queued_message_id bigint) RETURNS chat_public.chat_input_result
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3890,8 +4265,17 @@ $$;
 -- INDEX chat_private model_configs_one_default
 CREATE UNIQUE INDEX model_configs_one_default ON chat_private.model_configs USING btree (is_default) WHERE is_default;
 
+-- INDEX chat_private openai_responses_chat
+CREATE INDEX openai_responses_chat ON chat_private.openai_responses USING btree (chat_id);
+
 -- INDEX chat_private turn_progress_one_open_turn
 CREATE UNIQUE INDEX turn_progress_one_open_turn ON chat_private.turn_progress USING btree (chat_id) WHERE (finished_at IS NULL);
+
+-- INDEX chat_private webhook_deliveries_endpoint
+CREATE INDEX webhook_deliveries_endpoint ON chat_private.webhook_deliveries USING btree (endpoint_id, id);
+
+-- INDEX chat_private webhook_endpoints_owner
+CREATE INDEX webhook_endpoints_owner ON chat_private.webhook_endpoints USING btree (owner_id);
 
 -- INDEX chat_public batch_items_pending
 CREATE INDEX batch_items_pending ON chat_public.batch_items USING btree (batch_id, line) WHERE (status = 'pending'::chat_public.batch_item_status);
@@ -3980,6 +4364,9 @@ CREATE POLICY select_all_worker ON chat_private.model_configs FOR SELECT TO chat
 -- POLICY chat_private model_configs write_worker
 CREATE POLICY write_worker ON chat_private.model_configs TO chat_worker USING (true) WITH CHECK (true);
 
+-- POLICY chat_private openai_responses select_all_operator
+CREATE POLICY select_all_operator ON chat_private.openai_responses FOR SELECT TO chat_operator USING (true);
+
 -- POLICY chat_private settings select_all_operator
 CREATE POLICY select_all_operator ON chat_private.settings FOR SELECT TO chat_operator USING (true);
 
@@ -4006,6 +4393,12 @@ CREATE POLICY select_all_operator ON chat_private.turn_progress FOR SELECT TO ch
 
 -- POLICY chat_private turn_progress select_all_worker
 CREATE POLICY select_all_worker ON chat_private.turn_progress FOR SELECT TO chat_worker USING (true);
+
+-- POLICY chat_private webhook_attempts select_all_operator
+CREATE POLICY select_all_operator ON chat_private.webhook_attempts FOR SELECT TO chat_operator USING (true);
+
+-- POLICY chat_private webhook_deliveries select_all_operator
+CREATE POLICY select_all_operator ON chat_private.webhook_deliveries FOR SELECT TO chat_operator USING (true);
 
 -- POLICY chat_private worker_config_version select_all_operator
 CREATE POLICY select_all_operator ON chat_private.worker_config_version FOR SELECT TO chat_operator USING (true);
@@ -4111,8 +4504,8 @@ ALTER TABLE chat_private.model_config_secrets ENABLE ROW LEVEL SECURITY;
 -- ROW SECURITY chat_private model_configs
 ALTER TABLE chat_private.model_configs ENABLE ROW LEVEL SECURITY;
 
--- ROW SECURITY chat_private server_epoch
-ALTER TABLE chat_private.server_epoch ENABLE ROW LEVEL SECURITY;
+-- ROW SECURITY chat_private openai_responses
+ALTER TABLE chat_private.openai_responses ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private settings
 ALTER TABLE chat_private.settings ENABLE ROW LEVEL SECURITY;
@@ -4128,6 +4521,15 @@ ALTER TABLE chat_private.transition_rules ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private turn_progress
 ALTER TABLE chat_private.turn_progress ENABLE ROW LEVEL SECURITY;
+
+-- ROW SECURITY chat_private webhook_attempts
+ALTER TABLE chat_private.webhook_attempts ENABLE ROW LEVEL SECURITY;
+
+-- ROW SECURITY chat_private webhook_deliveries
+ALTER TABLE chat_private.webhook_deliveries ENABLE ROW LEVEL SECURITY;
+
+-- ROW SECURITY chat_private webhook_endpoints
+ALTER TABLE chat_private.webhook_endpoints ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private worker_config_version
 ALTER TABLE chat_private.worker_config_version ENABLE ROW LEVEL SECURITY;
@@ -4175,6 +4577,16 @@ CREATE SEQUENCE chat_private.turn_progress_id_seq
     NO MINVALUE
     NO MAXVALUE
     CACHE 1;
+
+-- SEQUENCE chat_private webhook_deliveries_id_seq
+ALTER TABLE chat_private.webhook_deliveries ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME chat_private.webhook_deliveries_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
 
 -- SEQUENCE chat_public chat_messages_id_seq
 CREATE SEQUENCE chat_public.chat_messages_id_seq
@@ -4293,13 +4705,19 @@ CREATE TABLE chat_private.model_configs (
     CONSTRAINT model_configs_provider_check CHECK ((provider = ANY (ARRAY['openai-responses'::text, 'openai-chat'::text, 'openai-compatible'::text, 'anthropic'::text, 'scripted'::text])))
 );
 
--- TABLE chat_private server_epoch
-CREATE TABLE chat_private.server_epoch (
-    one boolean DEFAULT true NOT NULL,
-    epoch text NOT NULL,
-    observed_at timestamp with time zone NOT NULL,
-    last_seen_before timestamp with time zone,
-    CONSTRAINT server_epoch_one_check CHECK (one)
+-- TABLE chat_private openai_responses
+CREATE TABLE chat_private.openai_responses (
+    request_id uuid NOT NULL,
+    chat_id uuid NOT NULL,
+    owner_id uuid NOT NULL,
+    background boolean NOT NULL,
+    echo jsonb NOT NULL,
+    body_sha256 text NOT NULL,
+    idempotency_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT openai_responses_body_sha256_check CHECK ((body_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT openai_responses_echo_check CHECK ((jsonb_typeof(echo) = 'object'::text)),
+    CONSTRAINT openai_responses_idempotency_key_check CHECK ((octet_length(idempotency_key) <= 200))
 );
 
 -- TABLE chat_private settings
@@ -4359,6 +4777,53 @@ CREATE TABLE chat_private.turn_progress (
     started_at timestamp with time zone DEFAULT now() NOT NULL,
     finished_at timestamp with time zone,
     CONSTRAINT turn_progress_check CHECK ((candidate_present OR (candidate_value IS NULL)))
+);
+
+-- TABLE chat_private webhook_attempts
+CREATE TABLE chat_private.webhook_attempts (
+    delivery_id bigint NOT NULL,
+    attempt integer NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    status_code integer,
+    error text,
+    CONSTRAINT webhook_attempts_error_check CHECK ((octet_length(error) <= 500))
+);
+
+-- TABLE chat_private webhook_deliveries
+CREATE TABLE chat_private.webhook_deliveries (
+    id bigint NOT NULL,
+    endpoint_id uuid NOT NULL,
+    event_id text NOT NULL,
+    event_type text NOT NULL,
+    subject_id text NOT NULL,
+    body text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    next_attempt_at timestamp with time zone,
+    delivered_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_deliveries_check CHECK (((status = 'pending'::text) = (next_attempt_at IS NOT NULL))),
+    CONSTRAINT webhook_deliveries_event_id_check CHECK ((event_id ~ '^evt_[0-9a-f]{32}$'::text)),
+    CONSTRAINT webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text])))
+);
+
+-- TABLE chat_private webhook_endpoints
+CREATE TABLE chat_private.webhook_endpoints (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    owner_id uuid NOT NULL,
+    url text NOT NULL,
+    events text[] NOT NULL,
+    secret text NOT NULL,
+    previous_secret text,
+    previous_secret_expires_at timestamp with time zone,
+    enabled boolean DEFAULT true NOT NULL,
+    disabled_reason text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_endpoints_check CHECK (((previous_secret IS NULL) = (previous_secret_expires_at IS NULL))),
+    CONSTRAINT webhook_endpoints_events_check CHECK (((cardinality(events) > 0) AND (events <@ ARRAY['response.completed'::text, 'response.failed'::text, 'response.cancelled'::text, 'response.incomplete'::text, 'batch.completed'::text, 'batch.failed'::text, 'batch.cancelled'::text]))),
+    CONSTRAINT webhook_endpoints_previous_secret_check CHECK ((previous_secret ~ '^whsec_[A-Za-z0-9+/]{32,88}={0,2}$'::text)),
+    CONSTRAINT webhook_endpoints_secret_check CHECK ((secret ~ '^whsec_[A-Za-z0-9+/]{32,88}={0,2}$'::text)),
+    CONSTRAINT webhook_endpoints_url_check CHECK (((url ~ '^https?://'::text) AND (octet_length(url) <= 2048)))
 );
 
 -- TABLE chat_private worker_config_version
@@ -4562,6 +5027,9 @@ CREATE TRIGGER _900_worker_config_version AFTER INSERT OR DELETE OR UPDATE OR TR
 -- TRIGGER chat_private turn_progress _900_enqueue_run
 CREATE TRIGGER _900_enqueue_run AFTER INSERT ON chat_private.turn_progress FOR EACH ROW EXECUTE FUNCTION chat_private.tg_turn_progress__enqueue_run();
 
+-- TRIGGER chat_public batches _950_webhook
+CREATE TRIGGER _950_webhook AFTER UPDATE OF status ON chat_public.batches FOR EACH ROW WHEN (((old.status = ANY (ARRAY['validating'::chat_public.batch_status, 'running'::chat_public.batch_status])) AND (new.status = ANY (ARRAY['completed'::chat_public.batch_status, 'failed'::chat_public.batch_status, 'canceled'::chat_public.batch_status])))) EXECUTE FUNCTION chat_private.tg_batches__webhook();
+
 -- TRIGGER chat_public chat_messages _100_stamp_revision_and_fence_history
 CREATE TRIGGER _100_stamp_revision_and_fence_history BEFORE INSERT OR UPDATE ON chat_public.chat_messages FOR EACH ROW EXECUTE FUNCTION chat_private.tg_chat_messages__stamp_revision_and_fence_history();
 
@@ -4594,6 +5062,9 @@ CREATE TRIGGER _900_enqueue_run AFTER UPDATE OF status ON chat_public.chats FOR 
 
 -- TRIGGER chat_public structured_output_requests _900_finish_batch_item
 CREATE TRIGGER _900_finish_batch_item AFTER UPDATE OF status ON chat_public.structured_output_requests FOR EACH ROW WHEN (((old.status = 'pending'::chat_public.structured_output_status) AND (new.status <> 'pending'::chat_public.structured_output_status))) EXECUTE FUNCTION chat_private.tg_structured_output_requests__finish_batch_item();
+
+-- TRIGGER chat_public structured_output_requests _950_webhook
+CREATE TRIGGER _950_webhook AFTER UPDATE OF status ON chat_public.structured_output_requests FOR EACH ROW WHEN (((old.status = 'pending'::chat_public.structured_output_status) AND (new.status <> 'pending'::chat_public.structured_output_status))) EXECUTE FUNCTION chat_private.tg_structured_output_requests__webhook();
 
 -- TYPE chat_private fence
 CREATE TYPE chat_private.fence AS (

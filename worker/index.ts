@@ -22,6 +22,7 @@ import { defaultWorkspacesRoot, ensureDemoWorkspace, toolDeploymentFromEnv, type
 import { bindMetricsDatabase, startMetricsServer } from "../src/metrics.ts";
 import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batch-tasks.ts";
 import { makeRetentionTask, RETENTION_TASK, scheduleRetention } from "./retention.ts";
+import { makeWebhookDeliverTask, sweepWebhooks } from "./webhook-task.ts";
 import { makeChatRunTask } from "./chat-run.ts";
 import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
@@ -152,6 +153,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     batch_validate: makeBatchValidateTask({ pool, log }),
     batch_cancel: makeBatchCancelTask({ pool, log }),
     [RETENTION_TASK]: makeRetentionTask({ pool, log }),
+    webhook_deliver: makeWebhookDeliverTask({ pool, log, guard: process.env.NODE_ENV === "production", userAgent: "chatd-webhooks/1" }),
   };
   // Graphile Worker's id for this process's pool: the locked_by of the jobs it fetches (reported alive below).
   const events: WorkerEvents = new EventEmitter();
@@ -213,6 +215,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     }
     try {
       await sweepBatches(pool, log);
+      await sweepWebhooks(pool, log);
     } finally {
       sweeping = false;
     }

@@ -1,5 +1,6 @@
 // The HTTP entry point: PostGraphile v5 on grafserv over node:http, with websockets (graphql-ws) for
-// subscriptions, `/health`, the web console at `/` and its useChat endpoint under `/api/` (src/api/ui-chat/), and
+// subscriptions, `/health`, the web console at `/` and its useChat endpoint under `/api/` (src/api/ui-chat/), the
+// OpenAI-compatible `/v1/responses` and `/v1/chat/completions` (src/api/openai/), and
 // Ruru (GraphiQL) at `/graphiql` in development only (NODE_ENV !== "production").
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -21,6 +22,7 @@ import { makePreset } from "./preset.ts";
 import { ruruDefaults } from "./ruru-defaults.ts";
 import { isConsoleRequest, serveConsole } from "./ui-chat/console-assets.ts";
 import { createUiChatHandler } from "./ui-chat/handler.ts";
+import { createOpenAIHandler } from "./openai/handler.ts";
 import { bindMetricsDatabase, metricsHandler } from "../metrics.ts";
 
 export interface ApiServer {
@@ -100,6 +102,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const upgrade = await serv.getUpgradeHandler();
   const uiChat = createUiChatHandler(pgl, streams);
   const consoleOptions = { developmentToken: token ?? null, development };
+  const openai = createOpenAIHandler({ pool: apiPool, listener, jwtSecret });
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const ruru = development && isRuruRequest(req);
@@ -126,6 +129,11 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
     }
     if (isConsoleRequest(req)) {
       void serveConsole(req, res, consoleOptions);
+      return;
+    }
+    // The OpenAI-compatible routes answer auth failures in OpenAI's error shape themselves.
+    if (openai.matches(req)) {
+      openai.handle(req, res);
       return;
     }
     const identity = identify(jwtSecret, req.headers.authorization);

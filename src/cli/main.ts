@@ -181,6 +181,7 @@ registerSchemaCommand(program);
 (await import("./batch-command.ts")).registerBatchCommand(program, openDatabase);
 (await import("./ops-command.ts")).registerOpsCommand(program, openDatabase);
 (await import("./psql-command.ts")).registerPsqlCommand(program, openDatabase);
+(await import("./webhooks-command.ts")).registerWebhooksCommand(program, openDatabase);
 
 let longRunning = false;
 program.hook("preAction", (_program, action) => {

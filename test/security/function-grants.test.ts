@@ -19,6 +19,11 @@ test.after(async () => {
 const GRANTS: [string[], string[]][] = [
   // Internal: called only inside other functions (which run as the owner), by triggers, or at migration time.
   [[], [
+    "chat_private.tg_batches__webhook()",
+    "chat_private.tg_structured_output_requests__webhook()",
+    "chat_private.webhook_enqueue(uuid,text,text,timestamp with time zone)",
+    "chat_private.webhook_response_event(chat_public.structured_output_status,text)",
+    "chat_private.webhook_retry_delay(integer)",
     "chat_private._accept_structured_request(uuid,jsonb,boolean)",
     "chat_private._active_request(uuid)",
     "chat_private._apply_progress(uuid,jsonb,bigint[])",
@@ -86,6 +91,11 @@ const GRANTS: [string[], string[]][] = [
   ]],
   // Operator repairs and reads.
   [["chat_operator"], [
+    "chat_private.webhook_add(uuid,text,text[],text)",
+    "chat_private.webhook_list(uuid)",
+    "chat_private.webhook_remove(uuid)",
+    "chat_private.webhook_replay(bigint)",
+    "chat_private.webhook_rotate(uuid,text,interval)",
     "chat_private.operator_cancel_batch(uuid,text)",
     "chat_private.operator_create_batch(uuid,text,jsonb,text,text,text,integer,text)",
     "chat_private.operator_delete_chat(uuid)",
@@ -98,6 +108,9 @@ const GRANTS: [string[], string[]][] = [
   ]],
   // Worker transitions.
   [["chat_worker"], [
+    "chat_private.webhook_delivery_for_send(bigint)",
+    "chat_private.webhook_record_attempt(bigint,integer,text,integer)",
+    "chat_private.webhook_sweep(interval)",
     "chat_private.acquire_lease(uuid,text,integer)",
     "chat_private.agent_interrupt(uuid,uuid,uuid)",
     "chat_private.agent_send(uuid,uuid,uuid,jsonb,boolean)",
@@ -122,6 +135,12 @@ const GRANTS: [string[], string[]][] = [
     "chat_private.turn_state(uuid)",
   ]],
   // Client transitions (GraphQL mutations); anonymous calls are refused with NOAUT.
+  // The OpenAI-compatible /v1 routes (sql/150): they run only for a token's user.
+  [["chat_user"], [
+    "chat_public.openai_cancel_response(uuid)",
+    "chat_public.openai_create_response(jsonb,text,text,text,jsonb,boolean,jsonb,text,text)",
+    "chat_public.openai_response(uuid)",
+  ]],
   [["chat_anonymous", "chat_user"], [
     "chat_public.archive_chat(uuid,boolean)",
     "chat_public.cancel_batch(uuid)",

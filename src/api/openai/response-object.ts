@@ -1,0 +1,109 @@
+// A chatd request and its receipt as an OpenAI Response object. The mapping (docs/openai.md):
+// queued → queued; running → in_progress; succeeded → completed with one message whose output_text is the
+// receipt's exact valueJson (a plain-text Response: the string itself); refused → completed with a refusal part;
+// other failures → failed with error.code the chatd code; canceled → cancelled. chatd never answers `incomplete`:
+// a cut-off step is a rejected attempt that the repair budget retries.
+
+export interface ResponseRow {
+  request_id: string;
+  chat_id: string;
+  created_at: Date;
+  finished_at: Date | null;
+  status: "pending" | "succeeded" | "failed" | "canceled";
+  error_code: string | null;
+  error_message: string | null;
+  value_json: string | null;
+  input_tokens: string | null;
+  output_tokens: string | null;
+  model_config_id: string | null;
+  chat_status: string;
+  queued: boolean;
+  background: boolean;
+  echo: Record<string, unknown> | null;
+}
+
+export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "cancelled" | "incomplete";
+
+const UUID_HEX = /^resp_([0-9a-f]{8})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{4})([0-9a-f]{12})$/;
+
+export const responseId = (requestId: string): string => `resp_${requestId.replaceAll("-", "")}`;
+
+/** The request id a `resp_…` id names, or null when it cannot name one. */
+export function requestIdOf(id: string): string | null {
+  const match = UUID_HEX.exec(id);
+  return match ? match.slice(1).join("-") : null;
+}
+
+const seconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+export function statusOf(row: ResponseRow): ResponseStatus {
+  if (row.status === "pending") return row.queued ? "queued" : "in_progress";
+  if (row.status === "succeeded" || row.error_code === "refused") return "completed";
+  return row.status === "failed" ? "failed" : "cancelled";
+}
+
+const isPlainText = (row: ResponseRow): boolean =>
+  ((row.echo?.text as { format?: { type?: string } } | undefined)?.format?.type) === "text";
+
+/** The answer text: the exact valueJson, or for a plain-text Response the string it holds. */
+export function outputText(row: ResponseRow): string | null {
+  if (row.status !== "succeeded" || row.value_json === null) return null;
+  return isPlainText(row) ? JSON.parse(row.value_json) as string : row.value_json;
+}
+
+function output(row: ResponseRow): unknown[] {
+  const id = `msg_${row.request_id.replaceAll("-", "")}`;
+  const text = outputText(row);
+  if (text !== null) {
+    return [{ type: "message", id, status: "completed", role: "assistant",
+      content: [{ type: "output_text", text, annotations: [], logprobs: [] }] }];
+  }
+  if (row.error_code === "refused") {
+    return [{ type: "message", id, status: "completed", role: "assistant",
+      content: [{ type: "refusal", refusal: row.error_message ?? "refused" }] }];
+  }
+  return [];
+}
+
+function usage(row: ResponseRow): unknown {
+  if (row.input_tokens === null && row.output_tokens === null) return null;
+  const input = Number(row.input_tokens ?? 0);
+  const outputTokens = Number(row.output_tokens ?? 0);
+  return { input_tokens: input, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: 0 }, total_tokens: input + outputTokens };
+}
+
+export function responseObject(row: ResponseRow): Record<string, unknown> {
+  const status = statusOf(row);
+  const echo = row.echo ?? {};
+  return {
+    id: responseId(row.request_id),
+    object: "response",
+    created_at: seconds(row.created_at),
+    completed_at: status === "completed" && row.finished_at ? seconds(row.finished_at) : null,
+    status,
+    background: row.background,
+    error: status === "failed" ? { code: row.error_code, message: row.error_message } : null,
+    incomplete_details: null,
+    instructions: echo.instructions ?? null,
+    max_output_tokens: echo.max_output_tokens ?? null,
+    metadata: echo.metadata ?? {},
+    model: echo.model ?? row.model_config_id,
+    output: output(row),
+    parallel_tool_calls: echo.parallel_tool_calls ?? true,
+    previous_response_id: null,
+    store: true,
+    temperature: echo.temperature ?? null,
+    text: echo.text ?? { format: { type: "json_schema" } },
+    tool_choice: echo.tool_choice ?? "auto",
+    tools: echo.tools ?? [],
+    top_p: echo.top_p ?? null,
+    truncation: "disabled",
+    usage: usage(row),
+    user: null,
+    // chatd's own: the chat the Response runs in, for GraphQL and the console.
+    chat_id: row.chat_id,
+  };
+}
+
+export const isTerminal = (row: ResponseRow): boolean => row.status !== "pending";

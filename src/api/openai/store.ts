@@ -1,0 +1,65 @@
+// The /v1 reads and writes, each one transaction as the caller (session.ts), and the wait for a receipt: LISTEN on
+// the chat's channel first, then read, then read again at each notification, so a receipt committed between the
+// read and the wait is never missed.
+import type pg from "pg";
+import { chatChannel } from "../../channels.ts";
+import type { ChatListener } from "../listener.ts";
+import type { ResponseRow } from "./response-object.ts";
+import type { CreateResponse } from "./responses-request.ts";
+import { asUser } from "./session.ts";
+
+export interface Store {
+  pool: pg.Pool;
+  listener: ChatListener;
+}
+
+export async function createResponse(store: Store, userId: string, request: CreateResponse, idempotencyKey: string | null): Promise<string> {
+  return asUser(store.pool, userId, async (client) => {
+    const { rows } = await client.query<{ id: string }>(
+      "select chat_public.openai_create_response($1, $2, $3, $4, $5, $6, $7, $8, $9) as id",
+      [JSON.stringify(request.content), request.envelope, request.model, request.workspace, "[]", request.background,
+        JSON.stringify(request.echo), request.bodySha256, idempotencyKey]);
+    return rows[0]!.id;
+  });
+}
+
+export async function readResponse(store: Store, userId: string, requestId: string): Promise<ResponseRow | null> {
+  return asUser(store.pool, userId, async (client) => {
+    const { rows } = await client.query<ResponseRow>("select * from chat_public.openai_response($1)", [requestId]);
+    return rows[0] ?? null;
+  });
+}
+
+/** False when the request is not the caller's. */
+export async function cancelResponse(store: Store, userId: string, requestId: string): Promise<boolean> {
+  return asUser(store.pool, userId, async (client) => {
+    const { rows } = await client.query<{ ok: boolean }>("select chat_public.openai_cancel_response($1) as ok", [requestId]);
+    return rows[0]!.ok;
+  });
+}
+
+/**
+ * The request once it has its receipt, or as it stands when `waitMs` ran out (or the client left: `signal`).
+ * Null when it is not the caller's.
+ */
+export async function waitForReceipt(store: Store, userId: string, requestId: string, chatId: string, waitMs: number,
+  signal?: AbortSignal): Promise<ResponseRow | null> {
+  const subscription = await store.listener.subscribe([chatChannel(chatId)]);
+  const deadline = Date.now() + waitMs;
+  try {
+    for (;;) {
+      const row = await readResponse(store, userId, requestId);
+      if (!row || row.status !== "pending" || Date.now() >= deadline || signal?.aborted) return row;
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<void>((resolve) => { timer = setTimeout(resolve, deadline - Date.now()); });
+      const left = new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));
+      try {
+        await Promise.race([subscription.next(), expired, left]);
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  } finally {
+    await subscription.close();
+  }
+}
