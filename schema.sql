@@ -27,8 +27,14 @@ REVOKE ALL ON FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_t
 -- ACL chat_private FUNCTION _cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status)
 REVOKE ALL ON FUNCTION chat_private._cancel_pending_calls(p_chat_id uuid, p_reason text, p_status chat_public.chat_status) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION _check_transition_rule(p_chat chat_public.chats, p_transition text)
+REVOKE ALL ON FUNCTION chat_private._check_transition_rule(p_chat chat_public.chats, p_transition text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _close_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _delete_chats(p_chat_ids uuid[])
+REVOKE ALL ON FUNCTION chat_private._delete_chats(p_chat_ids uuid[]) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text)
 REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) FROM PUBLIC;
@@ -48,6 +54,9 @@ REVOKE ALL ON FUNCTION chat_private._insert_worker_messages(p_chat_id uuid, p_me
 -- ACL chat_private FUNCTION _lease_is_live(p_chat_id uuid, p_runner_id uuid)
 REVOKE ALL ON FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION _lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
 
@@ -62,6 +71,9 @@ REVOKE ALL ON FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_cha
 
 -- ACL chat_private FUNCTION _record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private._record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _server_epoch()
+REVOKE ALL ON FUNCTION chat_private._server_epoch() FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
 REVOKE ALL ON FUNCTION chat_private._start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
@@ -186,6 +198,11 @@ REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION lease_row_is_live(p_expires_at timestamp with time zone)
+GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION notify_batch(p_batch_id uuid, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) FROM PUBLIC;
 
@@ -207,6 +224,14 @@ REVOKE ALL ON FUNCTION chat_private.operator_cancel_request(p_request_id uuid, p
 -- ACL chat_private FUNCTION operator_create_batch(p_owner uuid, p_response_format text, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 GRANT ALL ON FUNCTION chat_private.operator_create_batch(p_owner uuid, p_response_format text, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.operator_create_batch(p_owner uuid, p_response_format text, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION operator_delete_chat(p_chat_id uuid)
+GRANT ALL ON FUNCTION chat_private.operator_delete_chat(p_chat_id uuid) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.operator_delete_chat(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION operator_delete_user(p_user_id uuid)
+GRANT ALL ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION operator_release_lease(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.operator_release_lease(p_chat_id uuid) TO chat_operator;
@@ -252,6 +277,18 @@ REVOKE ALL ON FUNCTION chat_private.require_user() FROM PUBLIC;
 GRANT ALL ON FUNCTION chat_private.response_format_errors(p_format jsonb) TO chat_operator;
 GRANT ALL ON FUNCTION chat_private.response_format_errors(p_format jsonb) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.response_format_errors(p_format jsonb) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION retention_candidates(p_rule text, p_limit integer)
+REVOKE ALL ON FUNCTION chat_private.retention_candidates(p_rule text, p_limit integer) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION retention_due()
+GRANT ALL ON FUNCTION chat_private.retention_due() TO chat_operator;
+REVOKE ALL ON FUNCTION chat_private.retention_due() FROM PUBLIC;
+
+-- ACL chat_private FUNCTION run_retention()
+GRANT ALL ON FUNCTION chat_private.run_retention() TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.run_retention() TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.run_retention() FROM PUBLIC;
 
 -- ACL chat_private FUNCTION schema_sha256(p_schema jsonb)
 GRANT ALL ON FUNCTION chat_private.schema_sha256(p_schema jsonb) TO chat_operator;
@@ -370,12 +407,20 @@ REVOKE ALL ON FUNCTION chat_private.webhook_sweep(p_stale interval) FROM PUBLIC;
 -- ACL chat_private FUNCTION worker_message_kind(p_item jsonb)
 REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION worker_row_is_live(p_expires_at timestamp with time zone)
+GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
+GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
+
 -- ACL chat_private TABLE batch_progress
 GRANT SELECT ON TABLE chat_private.batch_progress TO chat_operator;
 
 -- ACL chat_private TABLE chat_leases
 GRANT SELECT ON TABLE chat_private.chat_leases TO chat_operator;
 GRANT SELECT ON TABLE chat_private.chat_leases TO chat_worker;
+
+-- ACL chat_private TABLE deleted_requests
+GRANT SELECT ON TABLE chat_private.deleted_requests TO chat_operator;
 
 -- ACL chat_private TABLE experiments
 GRANT SELECT ON TABLE chat_private.experiments TO chat_operator;
@@ -556,6 +601,11 @@ GRANT ALL ON FUNCTION chat_public.current_user_id() TO chat_user;
 GRANT ALL ON FUNCTION chat_public.current_user_id() TO chat_worker;
 REVOKE ALL ON FUNCTION chat_public.current_user_id() FROM PUBLIC;
 
+-- ACL chat_public FUNCTION delete_chat(chat_id uuid)
+GRANT ALL ON FUNCTION chat_public.delete_chat(chat_id uuid) TO chat_anonymous;
+GRANT ALL ON FUNCTION chat_public.delete_chat(chat_id uuid) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.delete_chat(chat_id uuid) FROM PUBLIC;
+
 -- ACL chat_public FUNCTION delete_queued_message(queued_message_id bigint)
 GRANT ALL ON FUNCTION chat_public.delete_queued_message(queued_message_id bigint) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.delete_queued_message(queued_message_id bigint) TO chat_user;
@@ -570,6 +620,11 @@ REVOKE ALL ON FUNCTION chat_public.edit_chat_message(message_id bigint, content 
 GRANT ALL ON FUNCTION chat_public.edit_message(message_id bigint, content jsonb, response_format text) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.edit_message(message_id bigint, content jsonb, response_format text) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.edit_message(message_id bigint, content jsonb, response_format text) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION find_structured_output_request(request_id uuid)
+GRANT ALL ON FUNCTION chat_public.find_structured_output_request(request_id uuid) TO chat_anonymous;
+GRANT ALL ON FUNCTION chat_public.find_structured_output_request(request_id uuid) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.find_structured_output_request(request_id uuid) FROM PUBLIC;
 
 -- ACL chat_public FUNCTION interrupt_chat(chat_id uuid)
 GRANT ALL ON FUNCTION chat_public.interrupt_chat(chat_id uuid) TO chat_anonymous;
@@ -676,11 +731,20 @@ COMMENT ON SCHEMA chat_private IS 'Internal state (secrets, leases, turn progres
 -- COMMENT - SCHEMA chat_public
 COMMENT ON SCHEMA chat_public IS 'Everything a chatd client may see, exposed through GraphQL under row-level security.';
 
+-- COMMENT chat_private COLUMN transition_rules.allowed
+COMMENT ON COLUMN chat_private.transition_rules.allowed IS 'Whether the transition may run from from_state: derived, true exactly when to_state is not empty.';
+
 -- COMMENT chat_private COLUMN transition_rules.note
 COMMENT ON COLUMN chat_private.transition_rules.note IS 'What the transition does from this state, in words.';
 
 -- COMMENT chat_private COLUMN transition_rules.to_state
 COMMENT ON COLUMN chat_private.transition_rules.to_state IS 'The states the chat can be in after the transition, the usual one first; empty when it is refused.';
+
+-- COMMENT chat_private FUNCTION _delete_chats(p_chat_ids uuid[])
+COMMENT ON FUNCTION chat_private._delete_chats(p_chat_ids uuid[]) IS 'Deletes chats and their subagent children with everything that names them, in the caller''s transaction; returns counts of what went.';
+
+-- COMMENT chat_private FUNCTION _server_epoch()
+COMMENT ON FUNCTION chat_private._server_epoch() IS 'The server epoch (system identifier/timeline/postmaster start); records a new one with when it was first seen.';
 
 -- COMMENT chat_private FUNCTION acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer)
 COMMENT ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) IS 'Takes the runner lease of a runnable chat with a fresh runner id and starts a new generation attempt. CHLSD when a live lease exists, CHTRN when the chat is not runnable.';
@@ -718,6 +782,12 @@ COMMENT ON FUNCTION chat_private.operator_cancel_request(p_request_id uuid, p_re
 -- COMMENT chat_private FUNCTION operator_create_batch(p_owner uuid, p_response_format text, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 COMMENT ON FUNCTION chat_private.operator_create_batch(p_owner uuid, p_response_format text, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) IS 'Operator: submits a batch on behalf of a user (same rules as chat_public.create_batch; the schema is validated by the worker before any item starts).';
 
+-- COMMENT chat_private FUNCTION operator_delete_chat(p_chat_id uuid)
+COMMENT ON FUNCTION chat_private.operator_delete_chat(p_chat_id uuid) IS 'Operator: deletes a chat of any owner with its subagent chats and everything that names them; returns counts of what went.';
+
+-- COMMENT chat_private FUNCTION operator_delete_user(p_user_id uuid)
+COMMENT ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) IS 'Operator: deletes a user with every chat, batch, idempotency key and deleted-request id of theirs; their tokens are refused from the commit on. Returns counts of what went.';
+
 -- COMMENT chat_private FUNCTION operator_release_lease(p_chat_id uuid)
 COMMENT ON FUNCTION chat_private.operator_release_lease(p_chat_id uuid) IS 'Operator repair: releases the chat''s runner lease and re-enqueues the chat. Returns whether a lease existed.';
 
@@ -732,6 +802,12 @@ COMMENT ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_i
 
 -- COMMENT chat_private FUNCTION response_format_errors(p_format jsonb)
 COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Envelope errors of a response_format value, as (field, detail) rows; no rows when the envelope is acceptable.';
+
+-- COMMENT chat_private FUNCTION retention_due()
+COMMENT ON FUNCTION chat_private.retention_due() IS 'Per retention rule: its setting in days (0: off) and how many chats, batches or deleted-request ids it would delete now.';
+
+-- COMMENT chat_private FUNCTION run_retention()
+COMMENT ON FUNCTION chat_private.run_retention() IS 'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, and expired deleted-request ids. Skips rows a client holds.';
 
 -- COMMENT chat_private FUNCTION service_gauges()
 COMMENT ON FUNCTION chat_private.service_gauges() IS 'The counts behind the database gauges of /metrics (receipts, pending requests, turns, job queue, chat queues, lease recoveries, stuck chats, batches), as one JSON object.';
@@ -750,6 +826,9 @@ COMMENT ON TABLE chat_private.mcp_server_secrets IS 'Environment (stdio) and hea
 
 -- COMMENT chat_private TABLE mcp_servers
 COMMENT ON TABLE chat_private.mcp_servers IS 'Operator-configured MCP servers (stdio: command + args; http: streamable-HTTP url). Tools are offered as mcp__<id>__<tool>.';
+
+-- COMMENT chat_private TABLE server_epoch
+COMMENT ON TABLE chat_private.server_epoch IS 'The database server epoch (system identifier, timeline, postmaster start) the lease sweep last saw, and when.';
 
 -- COMMENT chat_private TABLE stop_hook_secrets
 COMMENT ON TABLE chat_private.stop_hook_secrets IS 'HMAC-SHA256 signing secrets of the stop hooks. Readable by the worker only, never by chat_operator.';
@@ -923,6 +1002,9 @@ COMMENT ON FUNCTION chat_public.create_chat(content jsonb, response_format text,
 -- COMMENT chat_public FUNCTION current_user_id()
 COMMENT ON FUNCTION chat_public.current_user_id() IS 'The id of the user making the request (the `sub` claim of the JWT), or null for anonymous requests.';
 
+-- COMMENT chat_public FUNCTION delete_chat(chat_id uuid)
+COMMENT ON FUNCTION chat_public.delete_chat(chat_id uuid) IS 'Deletes the chat for good: its messages, receipts, queue, structured requests and subagent chats. A running turn is stopped first. Polling a deleted chat''s structured request (findStructuredOutputRequest) answers REQUEST_DELETED. Returns the deleted chat''s id.';
+
 -- COMMENT chat_public FUNCTION delete_queued_message(queued_message_id bigint)
 COMMENT ON FUNCTION chat_public.delete_queued_message(queued_message_id bigint) IS 'Removes a queued message. A queued structured request ends at once with a `queue_deleted` receipt; a running turn is not disturbed.';
 
@@ -934,6 +1016,9 @@ Replaces a user message: later history and the queue are discarded, pending stru
 -- COMMENT chat_public FUNCTION edit_message(message_id bigint, content jsonb, response_format text)
 COMMENT ON FUNCTION chat_public.edit_message(message_id bigint, content jsonb, response_format text) IS '@name edit_chat_message
 Replaces a user message: later history and the queue are discarded, pending structured requests among them get `superseded` receipts, and the replacement starts a turn. `responseFormat` omitted or null keeps the edited message''s format (validated again, under a fresh request id), {"type":"text"} clears it, a json_schema replaces it.';
+
+-- COMMENT chat_public FUNCTION find_structured_output_request(request_id uuid)
+COMMENT ON FUNCTION chat_public.find_structured_output_request(request_id uuid) IS 'One of your structured output requests by id. Errors: NOT_FOUND when there is none of yours with that id; REQUEST_DELETED when its chat was deleted (kept for the deleted_request_days setting).';
 
 -- COMMENT chat_public FUNCTION interrupt_chat(chat_id uuid)
 COMMENT ON FUNCTION chat_public.interrupt_chat(chat_id uuid) IS 'Stops the running step (the turn ends; a structured request gets an `interrupted` receipt). While the chat waits for client tool results, the pending calls are cancelled instead and the turn continues. The running turns of the chat''s subagents are interrupted too.';
@@ -1024,6 +1109,10 @@ COMMENT ON TYPE chat_public.structured_output_provenance IS 'How a receipt came 
 ALTER TABLE ONLY chat_private.chat_leases
     ADD CONSTRAINT chat_leases_pkey PRIMARY KEY (chat_id);
 
+-- CONSTRAINT chat_private deleted_requests deleted_requests_pkey
+ALTER TABLE ONLY chat_private.deleted_requests
+    ADD CONSTRAINT deleted_requests_pkey PRIMARY KEY (id);
+
 -- CONSTRAINT chat_private experiments experiments_pkey
 ALTER TABLE ONLY chat_private.experiments
     ADD CONSTRAINT experiments_pkey PRIMARY KEY (name);
@@ -1059,6 +1148,10 @@ ALTER TABLE ONLY chat_private.openai_responses
 -- CONSTRAINT chat_private openai_responses openai_responses_pkey
 ALTER TABLE ONLY chat_private.openai_responses
     ADD CONSTRAINT openai_responses_pkey PRIMARY KEY (request_id);
+
+-- CONSTRAINT chat_private server_epoch server_epoch_pkey
+ALTER TABLE ONLY chat_private.server_epoch
+    ADD CONSTRAINT server_epoch_pkey PRIMARY KEY (one);
 
 -- CONSTRAINT chat_private settings settings_pkey
 ALTER TABLE ONLY chat_private.settings
@@ -1369,8 +1462,6 @@ CREATE FUNCTION chat_private._begin_transition(p_chat_id uuid, p_transition text
     AS $$
 declare
   v_chat chat_public.chats;
-  v_state text;
-  v_allowed boolean;
 begin
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1
   where c.id = p_chat_id and (p_owner is null or c.owner_id = p_owner)
@@ -1383,18 +1474,7 @@ begin
   if not found or (p_owner is not null and v_chat.owner_id <> p_owner) then
     raise exception 'chat not found' using errcode = 'CHNTF';
   end if;
-  v_state := chat_private.chat_state(v_chat);
-  v_allowed := (chat_private._transition_rule(p_transition, v_state)).allowed;
-  if v_allowed is null then
-    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
-  end if;
-  if not v_allowed then
-    if v_state = 'archived' then
-      raise exception 'chat is archived' using errcode = 'CHARC';
-    end if;
-    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
-      detail = v_state;
-  end if;
+  perform chat_private._check_transition_rule(v_chat, p_transition);
   update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
   return v_chat;
 end;
@@ -1408,39 +1488,13 @@ CREATE FUNCTION chat_private._begin_worker_transition(p_chat_id uuid, p_transiti
 declare
   v_chat chat_public.chats;
 begin
+  perform chat_private._lock_for_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version,
+                                                   p_generation_attempt);
   if p_moves_history then
-    perform 1 from chat_public.chats c
-    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-    for no key update;
-    if found then
-      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-      end if;
-      return chat_private._fence_history(p_chat_id, true);
-    end if;
-  else
-    update chat_public.chats c set snapshot_version = c.snapshot_version + 1
-    where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-      and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
-    returning * into v_chat;
-    if found then
-      if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-        raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-      end if;
-      return v_chat;
-    end if;
+    return chat_private._fence_history(p_chat_id, true);
   end if;
-  select * into v_chat from chat_public.chats where id = p_chat_id for update;
-  if not found then
-    raise exception 'chat not found' using errcode = 'CHNTF';
-  end if;
-  if v_chat.history_version is distinct from p_history_version
-     or v_chat.generation_attempt is distinct from p_generation_attempt
-     or not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-  end if;
-  return chat_private._begin_transition(p_chat_id, p_transition);
+  update chat_public.chats set snapshot_version = snapshot_version + 1 where id = p_chat_id returning * into v_chat;
+  return v_chat;
 end;
 $$;
 
@@ -1465,6 +1519,27 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private _check_transition_rule(chat_public.chats, text)
+CREATE FUNCTION chat_private._check_transition_rule(p_chat chat_public.chats, p_transition text) RETURNS void
+    LANGUAGE plpgsql STABLE
+    AS $$
+declare
+  v_state text := chat_private.chat_state(p_chat);
+  v_allowed boolean := (chat_private._transition_rule(p_transition, v_state)).allowed;
+begin
+  if v_allowed is null then
+    raise exception 'unknown transition %', p_transition using errcode = 'XX000';
+  end if;
+  if not v_allowed then
+    if v_state = 'archived' then
+      raise exception 'chat is archived' using errcode = 'CHARC';
+    end if;
+    raise exception '% is not allowed while the chat is %', p_transition, v_state using errcode = 'CHTRN',
+      detail = v_state;
+  end if;
+end;
+$$;
+
 -- FUNCTION chat_private _close_turn(uuid)
 CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql
@@ -1472,6 +1547,96 @@ CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
 begin
   update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
+end;
+$$;
+
+-- FUNCTION chat_private _delete_chats(uuid[])
+CREATE FUNCTION chat_private._delete_chats(p_chat_ids uuid[]) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_roots uuid[];
+  v_ids uuid[];
+  v_chat chat_public.chats;
+  v_counts jsonb;
+  v_jobs integer := 0;
+  v_item record;
+  v_batch chat_public.batches;
+  v_rows bigint;
+begin
+  select coalesce(array_agg(c.id order by c.id), '{}') into v_roots
+  from (select c.id from chat_public.chats c where c.id = any(p_chat_ids) order by c.id for update) c;
+  select v_roots || coalesce(array_agg(c.id order by c.id), '{}') into v_ids
+  from (select c.id from chat_public.chats c where c.parent_chat_id = any(v_roots) and not c.id = any(v_roots)
+        order by c.id for update) c;
+  if cardinality(v_ids) = 0 then
+    return jsonb_build_object('chats', 0);
+  end if;
+  select jsonb_build_object(
+    'chats', cardinality(v_ids),
+    'messages', (select count(*) from chat_public.chat_messages where chat_id = any(v_ids)),
+    'queued_messages', (select count(*) from chat_public.chat_queued_messages where chat_id = any(v_ids)),
+    'structured_requests', (select count(*) from chat_public.structured_output_requests where chat_id = any(v_ids)),
+    'pending_structured_requests', (select count(*) from chat_public.structured_output_requests
+                                    where chat_id = any(v_ids) and status = 'pending'),
+    'turns', (select count(*) from chat_private.turn_progress where chat_id = any(v_ids)),
+    'leases', (select count(*) from chat_private.chat_leases where chat_id = any(v_ids)))
+  into v_counts;
+  -- Tell running steps first (a hint: the lease and the fence decide).
+  for v_chat in select * from chat_public.chats where id = any(v_ids) and status in ('running', 'interrupting') loop
+    v_chat.status := 'interrupting';
+    perform pg_notify('chatd:worker', chat_private.chat_notification(v_chat, 'deleted'));
+  end loop;
+  perform pg_notify('chatd:chat:' || id, json_build_object('chat_id', id, 'change', 'deleted')::text)
+  from unnest(v_ids) id;
+  delete from chat_private.chat_leases where chat_id = any(v_ids);
+  select v_jobs + count(*) into v_jobs from unnest(v_ids) id,
+    lateral (select graphile_worker.remove_job(k) from unnest(array['chat:' || id, 'chat-deadline:' || id]) k) r
+  where (r.remove_job).id is not null;
+  -- A job that lost its key (a worker held it when a removal came: Graphile Worker then clears the key and leaves
+  -- the job to its task) and then failed still names the chat in its payload, which only Graphile Worker's table
+  -- holds (its public view has no payload): read there, removed through complete_jobs. A locked one goes when its
+  -- task ends.
+  select v_jobs + count(*) into v_jobs from graphile_worker.complete_jobs(array(
+    select j.id from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
+    where t.identifier in ('chat_run', 'chat_requires_action_deadline') and j.key is null and j.locked_at is null
+      and j.payload ->> 'chat_id' = any(v_ids::text[])));
+  for v_item in
+    update chat_public.batch_items set status = 'canceled', error_code = 'chat_deleted',
+      error_message = 'the item''s chat was deleted', finished_at = now()
+    where chat_id = any(v_ids) and status = 'running'
+    returning batch_id, slot
+  loop
+    select * into v_batch from chat_public.batches where id = v_item.batch_id for update;
+    if v_item.slot is null or v_batch.status <> 'running' or v_item.slot > v_batch.concurrency
+       or not chat_private.fill_batch_slot(v_batch, v_item.slot) then
+      perform chat_private.complete_batch_if_done(v_item.batch_id);
+    end if;
+    perform chat_private.notify_batch(v_item.batch_id, 'progress');
+  end loop;
+  insert into chat_private.deleted_requests (id, owner_id)
+  select r.id, c.owner_id from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
+  where r.chat_id = any(v_ids)
+  on conflict (id) do nothing;
+  delete from chat_private.idempotency_keys k
+  using (select distinct owner_id from chat_public.chats where id = any(v_roots)) o
+  where k.owner_id = o.owner_id and k.result ->> 'chat_id' = any(v_ids::text[]);
+  -- Messages and requests reference each other (inputs and receipts name their request, a request its receipt):
+  -- one statement deletes both, so each key is checked once both sides are gone. The chats' cascades take the rest.
+  with requests as (
+    delete from chat_public.structured_output_requests where chat_id = any(v_ids) returning 1),
+  turns as (
+    delete from chat_private.turn_progress where chat_id = any(v_ids) returning 1),
+  messages as (
+    delete from chat_public.chat_messages where chat_id = any(v_ids) returning 1),
+  queued as (
+    delete from chat_public.chat_queued_messages where chat_id = any(v_ids) returning 1)
+  select (select count(*) from requests) + (select count(*) from turns) + (select count(*) from messages)
+    + (select count(*) from queued) into v_rows;
+  delete from chat_public.chats where id = any(v_ids) and parent_chat_id is not null;
+  delete from chat_public.chats where id = any(v_ids);
+  return v_counts || jsonb_build_object('jobs', v_jobs);
 end;
 $$;
 
@@ -1597,7 +1762,41 @@ CREATE FUNCTION chat_private._lease_is_live(p_chat_id uuid, p_runner_id uuid) RE
 begin
   return exists (select 1 from chat_private.chat_leases l
                  where l.chat_id = p_chat_id and (p_runner_id is null or l.runner_id = p_runner_id)
-                   and l.expires_at > now());
+                   and chat_private.lease_row_is_live(l.expires_at));
+end;
+$$;
+
+-- FUNCTION chat_private _lock_for_worker_transition(uuid, text, uuid, bigint, bigint)
+CREATE FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_chat chat_public.chats;
+begin
+  perform 1 from chat_public.chats c
+  where c.id = p_chat_id
+    and (p_runner_id is null or (c.history_version = p_history_version and c.generation_attempt = p_generation_attempt))
+    and (chat_private._transition_rule(p_transition, chat_private.chat_state(c))).allowed
+  for no key update;
+  if not found then
+    select * into v_chat from chat_public.chats where id = p_chat_id for no key update;
+    if not found then
+      raise exception 'chat not found' using errcode = 'CHNTF';
+    end if;
+    if p_runner_id is not null and (v_chat.history_version is distinct from p_history_version
+       or v_chat.generation_attempt is distinct from p_generation_attempt
+       or not chat_private._lease_is_live(p_chat_id, p_runner_id)) then
+      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+    end if;
+    perform chat_private._check_transition_rule(v_chat, p_transition);
+  end if;
+  if p_runner_id is null then
+    if chat_private._lease_is_live(p_chat_id, null) then
+      raise exception 'another runner holds the lease' using errcode = 'CHLSD';
+    end if;
+  elsif not chat_private._lease_is_live(p_chat_id, p_runner_id) then
+    raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
+  end if;
 end;
 $$;
 
@@ -1652,16 +1851,21 @@ $$;
 
 -- FUNCTION chat_private _receipt_provenance(uuid, uuid)
 CREATE FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid) RETURNS TABLE(finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text, input_tokens bigint, output_tokens bigint, started_at timestamp with time zone)
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+begin
+  return query
   with turns as (
     select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
   ), usage as (
-    select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+    select sum(u.input_tokens)::bigint as input_tokens, sum(u.output_tokens)::bigint as output_tokens
     from turns t
-    join chat_public.chat_messages m on m.chat_id = t.chat_id and m.usage is not null and m.created_at >= t.started_at
-      and (t.input_message_id is null or m.id > t.input_message_id) and (t.finished_at is null or m.created_at <= t.finished_at)
+    cross join lateral (
+      select sum((m.usage ->> 'inputTokens')::bigint) as input_tokens, sum((m.usage ->> 'outputTokens')::bigint) as output_tokens
+      from chat_public.chat_messages m
+      where m.chat_id = t.chat_id and m.id > coalesce(t.input_message_id, 0) and m.usage is not null
+        and m.created_at >= t.started_at and (t.finished_at is null or m.created_at <= t.finished_at)) u
   )
   select coalesce((select sum(t.rejected_batches + t.invalidations + case when t.candidate_present then 1 else 0 end)
                    from turns t), 0)::integer,
@@ -1672,6 +1876,7 @@ CREATE FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uu
   left join chat_private.model_configs mc on mc.id = c.model_config_id
   cross join usage u
   where c.id = p_chat_id;
+end;
 $$;
 
 -- FUNCTION chat_private _record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
@@ -1722,6 +1927,33 @@ begin
   from chat_private._receipt_provenance(p_request_id, p_chat_id) p
   where r.id = p_request_id;
   return v_id;
+end;
+$$;
+
+-- FUNCTION chat_private _server_epoch()
+CREATE FUNCTION chat_private._server_epoch() RETURNS chat_private.server_epoch
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_epoch text := (select system_identifier::text from pg_control_system()) || '/'
+    || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || '/' || pg_postmaster_start_time()::text;
+  v_row chat_private.server_epoch;
+begin
+  select * into v_row from chat_private.server_epoch;
+  if v_row.epoch = v_epoch then
+    return v_row;
+  end if;
+  -- Concurrent callers: the row lock orders them, and the second finds the epoch recorded (the where clause is
+  -- evaluated again after the first commits), so last_seen_before is taken once, before any report of the epoch.
+  insert into chat_private.server_epoch as e (epoch, observed_at, last_seen_before)
+  values (v_epoch, case when v_row.epoch is null then pg_postmaster_start_time() else now() end,
+          (select max(seen_at) from chat_private.worker_processes))
+  on conflict (one) do update set epoch = excluded.epoch, observed_at = excluded.observed_at,
+    last_seen_before = excluded.last_seen_before
+  where e.epoch is distinct from excluded.epoch;
+  select * into v_row from chat_private.server_epoch;
+  return v_row;
 end;
 $$;
 
@@ -1792,19 +2024,12 @@ declare
   v_chat chat_public.chats;
   v_runner uuid := gen_random_uuid();
 begin
-  -- _begin_transition's allowed case (see there), with the new generation attempt in the same UPDATE: one row
-  -- version instead of two. A refusal is diagnosed by _begin_transition itself; CHLSD below undoes the attempt
-  -- with the rest of the transaction.
+  -- The lock and the checks (rule, then CHLSD) are _lock_for_worker_transition's; one UPDATE then bumps
+  -- snapshot_version and starts the new generation attempt: one row version.
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'acquire_lease', null, null, null);
   update chat_public.chats c set snapshot_version = c.snapshot_version + 1, generation_attempt = c.generation_attempt + 1
-  where c.id = p_chat_id and (chat_private._transition_rule('acquire_lease', chat_private.chat_state(c))).allowed
+  where c.id = p_chat_id
   returning * into v_chat;
-  if not found then
-    perform chat_private._begin_transition(p_chat_id, 'acquire_lease');
-    update chat_public.chats set generation_attempt = generation_attempt + 1 where id = p_chat_id returning * into v_chat;
-  end if;
-  if chat_private._lease_is_live(p_chat_id, null) then
-    raise exception 'another runner holds the lease' using errcode = 'CHLSD';
-  end if;
   -- The default length is read as chat_private.setting_int reads it, without the cost of calling it.
   insert into chat_private.chat_leases (chat_id, runner_id, worker_id, expires_at)
   values (p_chat_id, v_runner, p_worker_id,
@@ -2447,29 +2672,15 @@ CREATE FUNCTION chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_his
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
-  v_bumped boolean := false;
   v_request uuid;
   v_request_chat uuid;
   v_candidate_present boolean;
   v_candidate_value jsonb;
   v_chat chat_public.chats;
 begin
-  perform 1 from chat_public.chats c
-  where c.id = p_chat_id and c.history_version = p_history_version and c.generation_attempt = p_generation_attempt
-    and (chat_private._transition_rule('finish_turn', chat_private.chat_state(c))).allowed
-  for no key update;
-  if found then
-    if not chat_private._lease_is_live(p_chat_id, p_runner_id) then
-      raise exception 'fence lost: the chat changed or the lease passed to another runner' using errcode = 'CHFNC';
-    end if;
-  else
-    -- Refused: _begin_worker_transition diagnoses in its order (CHNTF, CHFNC, state). Should the transition be
-    -- allowed after all by now, it returns having bumped snapshot_version, and the UPDATE below does not bump again.
-    perform chat_private._begin_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
-                                                 p_generation_attempt);
-    v_bumped := true;
-  end if;
-  update chat_public.chats c set snapshot_version = c.snapshot_version + case when v_bumped then 0 else 1 end,
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+                                                   p_generation_attempt);
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
     status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
       case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
            then 'running' else 'waiting' end),
@@ -2656,6 +2867,13 @@ begin
 end;
 $_$;
 
+-- FUNCTION chat_private lease_row_is_live(timestamp with time zone)
+CREATE FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select p_expires_at > now();
+$$;
+
 -- FUNCTION chat_private notify_batch(uuid, text)
 CREATE FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) RETURNS void
     LANGUAGE sql SECURITY DEFINER
@@ -2754,6 +2972,53 @@ begin
   end if;
   return chat_private.insert_batch(p_owner, chat_private.parse_response_format(p_response_format), p_items, p_name,
     p_model_config_id, p_workspace, p_concurrency, p_idempotency_key);
+end;
+$$;
+
+-- FUNCTION chat_private operator_delete_chat(uuid)
+CREATE FUNCTION chat_private.operator_delete_chat(p_chat_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_report jsonb;
+begin
+  v_report := chat_private._delete_chats(array[p_chat_id]);
+  if (v_report ->> 'chats')::int = 0 then
+    raise exception 'chat not found' using errcode = 'CHNTF', column = 'chat_id';
+  end if;
+  return v_report;
+end;
+$$;
+
+-- FUNCTION chat_private operator_delete_user(uuid)
+CREATE FUNCTION chat_private.operator_delete_user(p_user_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user chat_public.users;
+  v_report jsonb;
+  v_batches integer;
+  v_items integer;
+  v_keys integer;
+  v_tombstones integer;
+begin
+  select * into v_user from chat_public.users where id = p_user_id for update;
+  if not found then
+    raise exception 'user not found' using errcode = 'USNTF', column = 'user_id';
+  end if;
+  v_report := chat_private._delete_chats(array(select id from chat_public.chats where owner_id = p_user_id
+                                               and parent_chat_id is null));
+  select count(*) into v_items from chat_public.batch_items i join chat_public.batches b on b.id = i.batch_id
+  where b.owner_id = p_user_id;
+  with gone as (delete from chat_public.batches where owner_id = p_user_id returning 1) select count(*) into v_batches from gone;
+  with gone as (delete from chat_private.idempotency_keys where owner_id = p_user_id returning 1) select count(*) into v_keys from gone;
+  with gone as (delete from chat_private.deleted_requests where owner_id = p_user_id returning 1)
+  select count(*) into v_tombstones from gone;
+  delete from chat_public.users where id = p_user_id;
+  return jsonb_build_object('user_id', v_user.id, 'name', v_user.name) || v_report || jsonb_build_object(
+    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones);
 end;
 $$;
 
@@ -2889,6 +3154,8 @@ CREATE FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id te
     LANGUAGE sql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
+  -- The first report of a new server epoch records it before its own report (_server_epoch: last_seen_before).
+  select chat_private._server_epoch();
   insert into chat_private.worker_processes (queue_id, worker_id, expires_at)
   values (p_queue_id, p_worker_id, now() + make_interval(secs => p_ttl_seconds))
   on conflict (queue_id) do update set seen_at = now(), expires_at = excluded.expires_at;
@@ -2994,6 +3261,95 @@ begin
   end if;
 end;
 $_$;
+
+-- FUNCTION chat_private retention_candidates(text, integer)
+CREATE FUNCTION chat_private.retention_candidates(p_rule text, p_limit integer) RETURNS TABLE(id uuid)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_days integer;
+begin
+  v_days := chat_private.setting_int(case p_rule when 'archived_chats' then 'retention_archived_chat_days'
+                                                 when 'idle_chats' then 'retention_idle_chat_days'
+                                                 when 'finished_batches' then 'retention_finished_batch_days'
+                                                 when 'deleted_requests' then 'deleted_request_days' end);
+  if coalesce(v_days, 0) <= 0 then
+    return;
+  end if;
+  if p_rule = 'archived_chats' then
+    return query select c.id from chat_public.chats c
+      where c.archived and c.parent_chat_id is null and c.updated_at < now() - make_interval(days => v_days)
+      limit p_limit;
+  elsif p_rule = 'idle_chats' then
+    return query select c.id from chat_public.chats c
+      where not c.archived and c.parent_chat_id is null and c.status in ('waiting', 'error')
+        and c.updated_at < now() - make_interval(days => v_days)
+        and not exists (select 1 from chat_public.batch_items i where i.chat_id = c.id)
+      limit p_limit;
+  elsif p_rule = 'finished_batches' then
+    return query select b.id from chat_public.batches b
+      where b.finished_at < now() - make_interval(days => v_days) order by b.finished_at limit p_limit;
+  elsif p_rule = 'deleted_requests' then
+    return query select d.id from chat_private.deleted_requests d
+      where d.deleted_at < now() - make_interval(days => v_days) limit p_limit;
+  end if;
+end;
+$$;
+
+-- FUNCTION chat_private retention_due()
+CREATE FUNCTION chat_private.retention_due() RETURNS TABLE(rule text, days integer, due bigint)
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select r.rule, coalesce(chat_private.setting_int(r.setting), 0),
+    (select count(*) from chat_private.retention_candidates(r.rule, 2147483647))
+  from (values ('archived_chats', 'retention_archived_chat_days'), ('idle_chats', 'retention_idle_chat_days'),
+               ('finished_batches', 'retention_finished_batch_days'), ('deleted_requests', 'deleted_request_days'))
+       r (rule, setting);
+$$;
+
+-- FUNCTION chat_private run_retention()
+CREATE FUNCTION chat_private.run_retention() RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_limit integer := greatest(coalesce(chat_private.setting_int('retention_batch_size'), 50), 1);
+  v_chats uuid[];
+  v_batch uuid;
+  v_report jsonb;
+  v_batches integer := 0;
+  v_requests integer;
+begin
+  select coalesce(array_agg(s.id), '{}') into v_chats from (
+    select c.id from chat_public.chats c
+    where c.id in (select id from chat_private.retention_candidates('archived_chats', v_limit)
+                   union all select id from chat_private.retention_candidates('idle_chats', v_limit))
+    limit v_limit for update skip locked) s;
+  if cardinality(v_chats) < v_limit then
+    select b.id into v_batch from chat_public.batches b
+    where b.id in (select id from chat_private.retention_candidates('finished_batches', 1)) for update skip locked;
+    if v_batch is not null then
+      v_chats := v_chats || array(select i.chat_id from chat_public.batch_items i
+                                  where i.batch_id = v_batch and i.chat_id is not null
+                                  limit v_limit - cardinality(v_chats));
+      if not exists (select 1 from chat_public.batch_items i where i.batch_id = v_batch and i.chat_id is not null
+                     and not i.chat_id = any(v_chats)) then
+        v_batches := 1;
+      end if;
+    end if;
+  end if;
+  v_report := chat_private._delete_chats(v_chats);
+  if v_batches = 1 then
+    delete from chat_public.batches where id = v_batch;
+  end if;
+  with gone as (delete from chat_private.deleted_requests where id in
+                  (select id from chat_private.retention_candidates('deleted_requests', v_limit)) returning 1)
+  select count(*) into v_requests from gone;
+  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests);
+end;
+$$;
 
 -- FUNCTION chat_private schema_sha256(jsonb)
 CREATE FUNCTION chat_private.schema_sha256(p_schema jsonb) RETURNS text
@@ -3161,26 +3517,31 @@ declare
   v_count integer := 0;
   v_recoveries integer;
   v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
+  v_epoch chat_private.server_epoch := chat_private._server_epoch();
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
     left join chat_private.chat_leases l on l.chat_id = c.id
     where c.status in ('running', 'interrupting')
-      and ((l.expires_at <= now() and pg_postmaster_start_time() <= now() - v_lease)
+      and ((not chat_private.lease_row_is_live(l.expires_at)
+            and (v_epoch.observed_at <= now() - v_lease
+                 or exists (select 1 from chat_private.worker_processes w
+                            where w.worker_id = l.worker_id and w.expires_at < v_epoch.last_seen_before)))
            or (l.chat_id is null and not exists (
                  select 1 from graphile_worker.jobs j
                  where j.key = 'chat:' || c.id
                    and (j.locked_at is null
                         or (j.locked_at > now() - v_lease
                             and not exists (select 1 from chat_private.worker_processes w
-                                            where w.queue_id = j.locked_by and w.expires_at <= now()))))))
+                                            where w.queue_id = j.locked_by and not chat_private.worker_row_is_live(w.expires_at)))))))
     for update of c skip locked
   loop
     v_count := v_count + 1;
     if v_chat.had_lease then
       update chat_private.turn_progress set recoveries = recoveries + 1
       where chat_id = v_chat.id and finished_at is null returning recoveries into v_recoveries;
-      delete from chat_private.chat_leases where chat_id = v_chat.id and expires_at <= now();
+      delete from chat_private.chat_leases l
+      where l.chat_id = v_chat.id and not chat_private.lease_row_is_live(l.expires_at);
       if v_recoveries > chat_private.setting_int('max_recoveries_per_turn') then
         perform chat_private._begin_transition(v_chat.id, 'finish_error');
         perform chat_private._fail_turn(v_chat.id, 'recovery_limit',
@@ -3197,7 +3558,8 @@ begin
   -- this one write goes to its table; every read here uses its public view graphile_worker.jobs.
   delete from graphile_worker._private_jobs j
   using graphile_worker.jobs v, chat_private.worker_processes w
-  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by and w.expires_at <= now()
+  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by
+    and not chat_private.worker_row_is_live(w.expires_at)
     and j.locked_at is not null;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'
@@ -3638,6 +4000,13 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private worker_row_is_live(timestamp with time zone)
+CREATE FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  select p_expires_at > now();
+$$;
+
 -- FUNCTION chat_public archive_chat(uuid, boolean)
 CREATE FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean DEFAULT true) RETURNS chat_public.chats
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3807,6 +4176,23 @@ CREATE FUNCTION chat_public.current_user_id() RETURNS uuid
               then pg_catalog.current_setting('jwt.claims.sub', true)::pg_catalog.uuid end;
 $_$;
 
+-- FUNCTION chat_public delete_chat(uuid)
+CREATE FUNCTION chat_public.delete_chat(chat_id uuid) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+begin
+  perform 1 from chat_public.chats c where c.id = delete_chat.chat_id and c.owner_id = v_user for update;
+  if not found then
+    raise exception 'chat not found' using errcode = 'CHNTF', column = 'chat_id';
+  end if;
+  perform chat_private._delete_chats(array[delete_chat.chat_id]);
+  return delete_chat.chat_id;
+end;
+$$;
+
 -- FUNCTION chat_public delete_queued_message(bigint)
 CREATE FUNCTION chat_public.delete_queued_message(queued_message_id bigint) RETURNS chat_public.chat_input_result
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3927,6 +4313,28 @@ CREATE FUNCTION chat_public.edit_message(message_id bigint, content jsonb, respo
     AS $$
   select * from chat_public.edit_chat_message(edit_message.message_id, edit_message.content, edit_message.response_format,
     null, null);
+$$;
+
+-- FUNCTION chat_public find_structured_output_request(uuid)
+CREATE FUNCTION chat_public.find_structured_output_request(request_id uuid) RETURNS chat_public.structured_output_requests
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_request chat_public.structured_output_requests;
+begin
+  select r.* into v_request from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
+  where r.id = find_structured_output_request.request_id and c.owner_id = v_user;
+  if found then
+    return v_request;
+  end if;
+  if exists (select 1 from chat_private.deleted_requests d
+             where d.id = find_structured_output_request.request_id and d.owner_id = v_user) then
+    raise exception 'structured output request deleted with its chat' using errcode = 'SODEL', column = 'request_id';
+  end if;
+  raise exception 'structured output request not found' using errcode = 'SONTF', column = 'request_id';
+end;
 $$;
 
 -- FUNCTION chat_public interrupt_chat(uuid)
@@ -4262,20 +4670,35 @@ begin
 end;
 $$;
 
+-- INDEX chat_private deleted_requests_deleted_at
+CREATE INDEX deleted_requests_deleted_at ON chat_private.deleted_requests USING btree (deleted_at);
+
+-- INDEX chat_private deleted_requests_owner
+CREATE INDEX deleted_requests_owner ON chat_private.deleted_requests USING btree (owner_id);
+
 -- INDEX chat_private model_configs_one_default
 CREATE UNIQUE INDEX model_configs_one_default ON chat_private.model_configs USING btree (is_default) WHERE is_default;
 
 -- INDEX chat_private openai_responses_chat
 CREATE INDEX openai_responses_chat ON chat_private.openai_responses USING btree (chat_id);
 
+-- INDEX chat_private turn_progress_chat
+CREATE INDEX turn_progress_chat ON chat_private.turn_progress USING btree (chat_id);
+
 -- INDEX chat_private turn_progress_one_open_turn
 CREATE UNIQUE INDEX turn_progress_one_open_turn ON chat_private.turn_progress USING btree (chat_id) WHERE (finished_at IS NULL);
+
+-- INDEX chat_private turn_progress_request
+CREATE INDEX turn_progress_request ON chat_private.turn_progress USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
 
 -- INDEX chat_private webhook_deliveries_endpoint
 CREATE INDEX webhook_deliveries_endpoint ON chat_private.webhook_deliveries USING btree (endpoint_id, id);
 
 -- INDEX chat_private webhook_endpoints_owner
 CREATE INDEX webhook_endpoints_owner ON chat_private.webhook_endpoints USING btree (owner_id);
+
+-- INDEX chat_public batch_items_chat
+CREATE INDEX batch_items_chat ON chat_public.batch_items USING btree (chat_id) WHERE (chat_id IS NOT NULL);
 
 -- INDEX chat_public batch_items_pending
 CREATE INDEX batch_items_pending ON chat_public.batch_items USING btree (batch_id, line) WHERE (status = 'pending'::chat_public.batch_item_status);
@@ -4289,6 +4712,9 @@ CREATE UNIQUE INDEX batch_items_slot ON chat_public.batch_items USING btree (bat
 -- INDEX chat_public batches_active
 CREATE INDEX batches_active ON chat_public.batches USING btree (status) WHERE (status = ANY (ARRAY['validating'::chat_public.batch_status, 'running'::chat_public.batch_status, 'canceled'::chat_public.batch_status]));
 
+-- INDEX chat_public batches_finished
+CREATE INDEX batches_finished ON chat_public.batches USING btree (finished_at) WHERE (finished_at IS NOT NULL);
+
 -- INDEX chat_public batches_owner
 CREATE INDEX batches_owner ON chat_public.batches USING btree (owner_id, created_at DESC);
 
@@ -4297,6 +4723,9 @@ CREATE INDEX chat_messages_chat ON chat_public.chat_messages USING btree (chat_i
 
 -- INDEX chat_public chat_messages_one_receipt_per_request
 CREATE UNIQUE INDEX chat_messages_one_receipt_per_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (kind = 'receipt'::chat_public.message_kind);
+
+-- INDEX chat_public chat_messages_request
+CREATE INDEX chat_messages_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
 
 -- INDEX chat_public chat_queued_messages_order
 CREATE INDEX chat_queued_messages_order ON chat_public.chat_queued_messages USING btree (chat_id, "position");
@@ -4321,6 +4750,9 @@ CREATE POLICY select_all_operator ON chat_private.chat_leases FOR SELECT TO chat
 
 -- POLICY chat_private chat_leases select_all_worker
 CREATE POLICY select_all_worker ON chat_private.chat_leases FOR SELECT TO chat_worker USING (true);
+
+-- POLICY chat_private deleted_requests select_all_operator
+CREATE POLICY select_all_operator ON chat_private.deleted_requests FOR SELECT TO chat_operator USING (true);
 
 -- POLICY chat_private experiments select_all_operator
 CREATE POLICY select_all_operator ON chat_private.experiments FOR SELECT TO chat_operator USING (true);
@@ -4483,6 +4915,9 @@ CREATE POLICY select_own ON chat_public.users FOR SELECT TO chat_user USING ((id
 -- ROW SECURITY chat_private chat_leases
 ALTER TABLE chat_private.chat_leases ENABLE ROW LEVEL SECURITY;
 
+-- ROW SECURITY chat_private deleted_requests
+ALTER TABLE chat_private.deleted_requests ENABLE ROW LEVEL SECURITY;
+
 -- ROW SECURITY chat_private experiments
 ALTER TABLE chat_private.experiments ENABLE ROW LEVEL SECURITY;
 
@@ -4506,6 +4941,9 @@ ALTER TABLE chat_private.model_configs ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private openai_responses
 ALTER TABLE chat_private.openai_responses ENABLE ROW LEVEL SECURITY;
+
+-- ROW SECURITY chat_private server_epoch
+ALTER TABLE chat_private.server_epoch ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private settings
 ALTER TABLE chat_private.settings ENABLE ROW LEVEL SECURITY;
@@ -4621,6 +5059,13 @@ CREATE TABLE chat_private.chat_leases (
     expires_at timestamp with time zone NOT NULL
 );
 
+-- TABLE chat_private deleted_requests
+CREATE TABLE chat_private.deleted_requests (
+    id uuid NOT NULL,
+    owner_id uuid NOT NULL,
+    deleted_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
 -- TABLE chat_private experiments
 CREATE TABLE chat_private.experiments (
     name text NOT NULL,
@@ -4720,6 +5165,15 @@ CREATE TABLE chat_private.openai_responses (
     CONSTRAINT openai_responses_idempotency_key_check CHECK ((octet_length(idempotency_key) <= 200))
 );
 
+-- TABLE chat_private server_epoch
+CREATE TABLE chat_private.server_epoch (
+    one boolean DEFAULT true NOT NULL,
+    epoch text NOT NULL,
+    observed_at timestamp with time zone NOT NULL,
+    last_seen_before timestamp with time zone,
+    CONSTRAINT server_epoch_one_check CHECK (one)
+);
+
 -- TABLE chat_private settings
 CREATE TABLE chat_private.settings (
     name text NOT NULL,
@@ -4751,11 +5205,11 @@ CREATE TABLE chat_private.stop_hooks (
 CREATE TABLE chat_private.transition_rules (
     transition text NOT NULL,
     from_state text NOT NULL,
-    allowed boolean NOT NULL,
     note text NOT NULL,
     to_state text[] NOT NULL,
+    allowed boolean GENERATED ALWAYS AS ((cardinality(to_state) > 0)) STORED NOT NULL,
     CONSTRAINT transition_rules_from_state_check CHECK ((from_state = ANY (ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]))),
-    CONSTRAINT transition_rules_to_state CHECK (((to_state <@ ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]) AND (allowed = (cardinality(to_state) > 0))))
+    CONSTRAINT transition_rules_to_state CHECK ((to_state <@ ARRAY['waiting'::text, 'running'::text, 'interrupting'::text, 'requires_action'::text, 'error'::text, 'archived'::text]))
 );
 
 -- TABLE chat_private turn_progress
@@ -5231,7 +5685,7 @@ CREATE VIEW chat_private.job_queue AS
    FROM (graphile_worker.jobs j
      CROSS JOIN LATERAL ( SELECT (EXISTS ( SELECT 1
                    FROM chat_private.worker_processes w
-                  WHERE ((w.queue_id = j.locked_by) AND (w.expires_at < now())))) AS is_dead) dead)
+                  WHERE ((w.queue_id = j.locked_by) AND (NOT chat_private.worker_row_is_live(w.expires_at))))) AS is_dead) dead)
   GROUP BY j.task_identifier;
 
 -- VIEW chat_private lease_holders
@@ -5241,7 +5695,7 @@ CREATE VIEW chat_private.lease_holders WITH (security_invoker='true') AS
     l.worker_id,
     l.acquired_at,
     l.expires_at,
-    (l.expires_at > now()) AS live,
+    chat_private.lease_row_is_live(l.expires_at) AS live,
     c.status,
     c.generation_attempt
    FROM (chat_private.chat_leases l
@@ -5309,7 +5763,7 @@ CREATE VIEW chat_private.stuck_chats WITH (security_invoker='true') AS
    FROM ((chat_public.chats c
      LEFT JOIN chat_private.chat_leases l ON ((l.chat_id = c.id)))
      LEFT JOIN chat_private.turn_progress t ON (((t.chat_id = c.id) AND (t.finished_at IS NULL))))
-  WHERE ((c.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND ((l.chat_id IS NULL) OR (l.expires_at <= now())));
+  WHERE ((c.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND ((l.chat_id IS NULL) OR (NOT chat_private.lease_row_is_live(l.expires_at))));
 
 -- VIEW chat_private turns_at_recovery_bound
 CREATE VIEW chat_private.turns_at_recovery_bound WITH (security_invoker='true') AS

@@ -79,7 +79,8 @@ export function identify(secret: string, authorization: unknown, maxLifetimeSeco
 }
 
 /** The per-transaction settings PostGraphile applies with set_config(..., true). */
-export function pgSettingsFor(identity: Identity, statementTimeoutMs: number): Record<string, string> {
+/** Only who the caller is matters here, not until when: the /v1 routes pass a user id alone. */
+export function pgSettingsFor(identity: { kind: "anonymous" | "invalid" } | { kind: "user"; userId: string }, statementTimeoutMs: number): Record<string, string> {
   const base = { statement_timeout: String(statementTimeoutMs) };
   if (identity.kind === "user") return { ...base, role: "chat_user", "jwt.claims.sub": identity.userId };
   return { ...base, role: "chat_anonymous", "jwt.claims.sub": "" };
