@@ -24,7 +24,7 @@ const CHECKS: Check[] = [
     owners: ["chat_private._lock_for_worker_transition", "chat_private.check_agent_runner"] },
   { what: "the transition rule deciding a lock", pattern: /_transition_rule\([^;]*?\)\)\.allowed/i,
     owners: ["chat_private._begin_transition", "chat_private._lock_for_worker_transition", "chat_private._check_transition_rule"] },
-  { what: "an expiry compared with now() (lease or worker liveness)", pattern: /expires_at\s*(?:<=|>=|<|>)\s*now\(\)(?!\s*-)/i,
+  { what: "an expiry compared with now() (lease or worker liveness)", pattern: /(?:\b|\bp_)expires_at\s*(?:<=|>=|<|>)\s*now\(\)(?!\s*-)/i,
     owners: ["chat_private.lease_row_is_live", "chat_private.worker_row_is_live"] },
 ];
 
@@ -91,6 +91,9 @@ test("the check finds copies that used to live outside their owners", () => {
   // A retention threshold is not a liveness check.
   assert.equal(strayChecks([{ name: "sql/planted.sql",
     text: "create or replace function chat_private.prune() returns void as $$ delete from w where w.expires_at < now() - interval '1 hour' $$ language sql;" }]), []);
+  // Nor is another column's expiry, such as a webhook secret's overlap (sql/150).
+  assert.equal(strayChecks([{ name: "sql/planted.sql",
+    text: "create or replace function chat_private.secrets() returns boolean as $$ select e.previous_secret_expires_at > now() from e $$ language sql;" }]), []);
 });
 
 test.run();
