@@ -133,8 +133,9 @@ test("no public input produces a message with structuredOutput; no mutation writ
   const introspection = await t.gql<{ __schema: { mutationType: { fields: { name: string }[] } } }>(
     "query { __schema { mutationType { fields { name } } } }", {}, owner.token);
   const names = introspection.data!.__schema.mutationType.fields.map((field) => field.name).sort();
-  // Every mutation is a transition function; none writes a table or a receipt directly.
-  assert.equal(names, ["archiveChat", "cancelBatch", "compactChat", "createBatch", "createChat", "deleteQueuedMessage",
+  // Every mutation is a chat_public function (a transition, or deleteChat's whole-chat delete); none is a generated
+  // write on a table and none writes a receipt directly.
+  assert.equal(names, ["archiveChat", "cancelBatch", "compactChat", "createBatch", "createChat", "deleteChat", "deleteQueuedMessage",
     "editChatMessage", "interruptChat", "promoteQueuedMessage", "sendChatMessage", "setChatMcpServers", "setChatPlanMode",
     "submitToolResults"]);
 });

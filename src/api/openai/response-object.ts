@@ -105,5 +105,3 @@ export function responseObject(row: ResponseRow): Record<string, unknown> {
     chat_id: row.chat_id,
   };
 }
-
-export const isTerminal = (row: ResponseRow): boolean => row.status !== "pending";
