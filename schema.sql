@@ -466,6 +466,9 @@ GRANT SELECT ON TABLE chat_private.recent_failures TO chat_operator;
 -- ACL chat_private TABLE request_outcomes_hourly
 GRANT SELECT ON TABLE chat_private.request_outcomes_hourly TO chat_operator;
 
+-- ACL chat_private TABLE server_epoch
+GRANT SELECT ON TABLE chat_private.server_epoch TO chat_operator;
+
 -- ACL chat_private TABLE settings
 GRANT SELECT ON TABLE chat_private.settings TO chat_operator;
 GRANT SELECT ON TABLE chat_private.settings TO chat_worker;
@@ -4798,6 +4801,9 @@ CREATE POLICY write_worker ON chat_private.model_configs TO chat_worker USING (t
 
 -- POLICY chat_private openai_responses select_all_operator
 CREATE POLICY select_all_operator ON chat_private.openai_responses FOR SELECT TO chat_operator USING (true);
+
+-- POLICY chat_private server_epoch select_all_operator
+CREATE POLICY select_all_operator ON chat_private.server_epoch FOR SELECT TO chat_operator USING (true);
 
 -- POLICY chat_private settings select_all_operator
 CREATE POLICY select_all_operator ON chat_private.settings FOR SELECT TO chat_operator USING (true);

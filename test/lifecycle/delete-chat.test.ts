@@ -97,6 +97,13 @@ test("roles: clients cannot delete rows directly, workers cannot delete, operato
   assert.is(await sqlState(db.as("chat_operator", null, (c) => c.query("select chat_private.operator_delete_chat($1)", [chat.chat_id]))), "CHNTF");
 });
 
+test("an operator's delete of a user who does not exist is refused with USNTF and removes nothing", async () => {
+  const before = await db.pool.query<{ n: number }>("select count(*)::int as n from chat_public.users");
+  assert.is(await sqlState(db.as("chat_operator", null, (c) => c.query("select chat_private.operator_delete_user(gen_random_uuid())"))), "USNTF");
+  const after = await db.pool.query<{ n: number }>("select count(*)::int as n from chat_public.users");
+  assert.equal(after.rows, before.rows);
+});
+
 test("an archived chat is deleted like any other; a child chat alone leaves its parent", async () => {
   const archived = await createChat(db, owner, "old");
   const fence = await acquire(db, archived.chat_id);
