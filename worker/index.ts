@@ -14,6 +14,7 @@ import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEve
 import { projectRoot } from "../src/db/database.ts";
 import { DatabaseHealth, isConnectionError } from "../src/db/pool.ts";
 import { workerDatabaseUrl } from "../src/db/run-time-roles.ts";
+import { DatabaseUnreachableError, startupWaitSeconds } from "../src/db/startup-wait.ts";
 import type { Logger } from "../src/log.ts";
 import { closeParkedMcpConnections } from "../src/mcp/run-tools.ts";
 import { configureProvidersFromEnv } from "../src/providers/configure.ts";
@@ -33,7 +34,6 @@ import { makeDeadlineTask } from "./requires-action-deadline.ts";
 
 /** The exit status of a worker process whose job runner stopped on its own (EX_SOFTWARE). */
 export const RUNNER_LOST_EXIT_CODE = 70;
-export const DEFAULT_STARTUP_WAIT_SECONDS = 60;
 const ALIVE_REPORT_MS = 1000;
 const ALIVE_TTL_SECONDS = 4;
 
@@ -67,14 +67,6 @@ export interface WorkerOptions {
   onRunnerLost?: (error: unknown) => void;
 }
 
-function startupWaitFromEnv(): number {
-  const raw = process.env.CHATD_DB_WAIT_SECONDS;
-  if (raw == null || raw === "") return DEFAULT_STARTUP_WAIT_SECONDS;
-  const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds < 0) throw new RangeError(`CHATD_DB_WAIT_SECONDS: a number of seconds >= 0 is required (got ${raw})`);
-  return seconds;
-}
-
 /** Waits for the database at start-up, at most `seconds`; one line when it has to wait, a clear error when it gives up. */
 async function waitForDatabase(pool: pg.Pool, health: DatabaseHealth, seconds: number, log: Logger): Promise<void> {
   health.waitUntil(Date.now() + seconds * 1000);
@@ -82,7 +74,7 @@ async function waitForDatabase(pool: pg.Pool, health: DatabaseHealth, seconds: n
     await pool.query("select 1");
   } catch (error) {
     if (!isConnectionError(error)) throw error;
-    throw new Error(`the database was not reachable within ${seconds} s (CHATD_DB_WAIT_SECONDS)`, { cause: error });
+    throw new DatabaseUnreachableError(seconds, error);
   } finally {
     health.waitUntil(Infinity);
   }
@@ -108,7 +100,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const health = new DatabaseHealth(log);
   const pools = createWorkerPools(databaseUrl, options.poolSize ?? poolSizeFromEnv(), log, health);
   const { pool } = pools;
-  await waitForDatabase(pool, health, options.startupWaitSeconds ?? startupWaitFromEnv(), log).catch(async (error: unknown) => {
+  await waitForDatabase(pool, health, options.startupWaitSeconds ?? startupWaitSeconds(), log).catch(async (error: unknown) => {
     await pools.end();
     throw error;
   });
