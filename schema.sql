@@ -87,9 +87,15 @@ REVOKE ALL ON FUNCTION chat_private._transition_rule(p_transition text, p_from_s
 -- ACL chat_private FUNCTION _write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean)
+REVOKE ALL ON FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer)
 GRANT ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION active_request(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.active_request(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION agent_child(p_parent uuid, p_child uuid)
 REVOKE ALL ON FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) FROM PUBLIC;
@@ -102,8 +108,20 @@ REVOKE ALL ON FUNCTION chat_private.agent_interrupt(p_parent uuid, p_runner uuid
 GRANT ALL ON FUNCTION chat_private.agent_send(p_parent uuid, p_runner uuid, p_child uuid, p_content jsonb, p_interrupt boolean) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.agent_send(p_parent uuid, p_runner uuid, p_child uuid, p_content jsonb, p_interrupt boolean) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[])
+REVOKE ALL ON FUNCTION chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION begin_transition(p_chat_id uuid, p_transition text, p_owner uuid)
+REVOKE ALL ON FUNCTION chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+REVOKE ALL ON FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text)
 REVOKE ALL ON FUNCTION chat_private.cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION cancel_pending_calls(p_chat_id uuid, p_reason text)
+REVOKE ALL ON FUNCTION chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION cancel_requires_action(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) TO chat_worker;
@@ -157,6 +175,9 @@ GRANT ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) TO chat_opera
 GRANT ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION end_turn_and_promote(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION enqueue_chat_run(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) FROM PUBLIC;
 
@@ -166,6 +187,9 @@ REVOKE ALL ON FUNCTION chat_private.enter_requires_action(p_chat_id uuid, p_runn
 
 -- ACL chat_private FUNCTION experiment_enabled(p_name text)
 REVOKE ALL ON FUNCTION chat_private.experiment_enabled(p_name text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION fail_turn(p_chat_id uuid, p_kind text, p_message text)
+REVOKE ALL ON FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION fill_batch_slot(p_batch chat_public.batches, p_slot integer)
 REVOKE ALL ON FUNCTION chat_private.fill_batch_slot(p_batch chat_public.batches, p_slot integer) FROM PUBLIC;
@@ -192,16 +216,28 @@ REVOKE ALL ON FUNCTION chat_private.grant_execute(p_function regprocedure, p_rol
 -- ACL chat_private FUNCTION graphql_tagged(p_comment text, p_tags text)
 REVOKE ALL ON FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text)
+REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text)
 REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
+REVOKE ALL ON FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION insert_worker_messages(p_chat_id uuid, p_messages jsonb)
+REVOKE ALL ON FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION lease_row_is_live(p_expires_at timestamp with time zone)
 GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
 GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean)
+REVOKE ALL ON FUNCTION chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION notify_batch(p_batch_id uuid, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) FROM PUBLIC;
@@ -211,6 +247,9 @@ REVOKE ALL ON FUNCTION chat_private.notify_chat(p_chat_id uuid, p_change text) F
 
 -- ACL chat_private FUNCTION notify_chat_row(p_chat chat_public.chats, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION open_turn(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.open_turn(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION operator_cancel_batch(p_batch_id uuid, p_reason text)
 GRANT ALL ON FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) TO chat_operator;
@@ -244,6 +283,15 @@ REVOKE ALL ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) FROM PUB
 -- ACL chat_private FUNCTION parse_response_format(p_text text)
 REVOKE ALL ON FUNCTION chat_private.parse_response_format(p_text text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION promote_queue_head(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.promote_queue_head(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean)
+REVOKE ALL ON FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
+REVOKE ALL ON FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb)
 GRANT ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) FROM PUBLIC;
@@ -251,6 +299,9 @@ REVOKE ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_
 -- ACL chat_private FUNCTION release_lease(p_chat_id uuid, p_runner_id uuid)
 GRANT ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
+REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text)
 REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) FROM PUBLIC;
@@ -314,6 +365,9 @@ REVOKE ALL ON FUNCTION chat_private.spawn_child_chat(p_parent uuid, p_runner uui
 
 -- ACL chat_private FUNCTION start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb, p_slot integer)
 REVOKE ALL ON FUNCTION chat_private.start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb, p_slot integer) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
+REVOKE ALL ON FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION sweep_batches(p_stale interval)
 GRANT ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) TO chat_worker;
@@ -411,6 +465,9 @@ REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLI
 GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
 GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
+REVOKE ALL ON FUNCTION chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
 -- ACL chat_private TABLE batch_progress
 GRANT SELECT ON TABLE chat_private.batch_progress TO chat_operator;
@@ -2018,6 +2075,12 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private accept_structured_request(uuid, jsonb, boolean)
+CREATE FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean DEFAULT true) RETURNS uuid
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._accept_structured_request(p_chat_id, p_json_schema, p_check_experiment); end $$;
+
 -- FUNCTION chat_private acquire_lease(uuid, text, integer)
 CREATE FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer DEFAULT NULL::integer) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2046,6 +2109,12 @@ begin
   return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$;
+
+-- FUNCTION chat_private active_request(uuid)
+CREATE FUNCTION chat_private.active_request(p_chat_id uuid) RETURNS uuid
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin return chat_private._active_request(p_chat_id); end $$;
 
 -- FUNCTION chat_private agent_child(uuid, uuid)
 CREATE FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) RETURNS chat_public.chats
@@ -2101,6 +2170,24 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private apply_progress(uuid, jsonb, bigint[])
+CREATE FUNCTION chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin perform chat_private._apply_progress(p_chat_id, p_progress, p_message_ids); end $$;
+
+-- FUNCTION chat_private begin_transition(uuid, text, uuid)
+CREATE FUNCTION chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid DEFAULT NULL::uuid) RETURNS chat_public.chats
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._begin_transition(p_chat_id, p_transition, p_owner); end $$;
+
+-- FUNCTION chat_private begin_worker_transition(uuid, text, uuid, bigint, bigint)
+CREATE FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS chat_public.chats
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._begin_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt, false); end $$;
+
 -- FUNCTION chat_private cancel_batch_as(uuid, uuid, text)
 CREATE FUNCTION chat_private.cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text) RETURNS chat_public.batches
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2135,6 +2222,14 @@ begin
   return v_batch;
 end;
 $$;
+
+-- FUNCTION chat_private cancel_pending_calls(uuid, text)
+CREATE FUNCTION chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform chat_private._cancel_pending_calls(p_chat_id, p_reason, (select c.status from chat_public.chats c where c.id = p_chat_id));
+end $$;
 
 -- FUNCTION chat_private cancel_requires_action(uuid)
 CREATE FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) RETURNS boolean
@@ -2523,6 +2618,21 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private end_turn_and_promote(uuid)
+CREATE FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) RETURNS chat_public.chat_status
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_status chat_public.chat_status;
+begin
+  perform chat_private._close_turn(p_chat_id);
+  v_status := case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
+  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
+    pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
+  return v_status;
+end $$;
+
 -- FUNCTION chat_private enqueue_chat_run(uuid)
 CREATE FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2576,6 +2686,12 @@ begin
   return coalesce((select enabled from chat_private.experiments where name = p_name), false);
 end;
 $$;
+
+-- FUNCTION chat_private fail_turn(uuid, text, text)
+CREATE FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin perform chat_private._fail_turn(p_chat_id, p_kind, p_message); end $$;
 
 -- FUNCTION chat_private fill_batch_slot(chat_public.batches, integer)
 CREATE FUNCTION chat_private.fill_batch_slot(p_batch chat_public.batches, p_slot integer) RETURNS boolean
@@ -2759,6 +2875,12 @@ CREATE FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) RETURNS
   select p_tags || coalesce(E'\n' || nullif(regexp_replace(coalesce(p_comment, ''), '^(@[^\n]*\n?)+', ''), ''), '');
 $$;
 
+-- FUNCTION chat_private idempotent_result(uuid, text, text)
+CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private.idempotent_result(p_owner, p_key, p_operation, null::text); end $$;
+
 -- FUNCTION chat_private idempotent_result(uuid, text, text, text)
 CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2870,12 +2992,33 @@ begin
 end;
 $_$;
 
+-- FUNCTION chat_private insert_input(uuid, jsonb, uuid, uuid)
+CREATE FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._insert_input(p_chat_id, p_content, p_request_id, p_created_by); end $$;
+
+-- FUNCTION chat_private insert_worker_messages(uuid, jsonb)
+CREATE FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) RETURNS bigint[]
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._insert_worker_messages(p_chat_id, p_messages); end $$;
+
 -- FUNCTION chat_private lease_row_is_live(timestamp with time zone)
 CREATE FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
     LANGUAGE sql STABLE
     AS $$
   select p_expires_at > now();
 $$;
+
+-- FUNCTION chat_private lock_worker_chat(uuid, text, uuid, bigint, bigint, boolean)
+CREATE FUNCTION chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) RETURNS chat_public.chats
+    LANGUAGE plpgsql
+    AS $$
+begin
+  return chat_private._begin_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt,
+                                               p_history_changes);
+end $$;
 
 -- FUNCTION chat_private notify_batch(uuid, text)
 CREATE FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) RETURNS void
@@ -2912,6 +3055,12 @@ CREATE FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change 
     AS $$
   select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, chat_private.chat_notification(p_chat, p_change));
 $$;
+
+-- FUNCTION chat_private open_turn(uuid)
+CREATE FUNCTION chat_private.open_turn(p_chat_id uuid) RETURNS chat_private.turn_progress
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin return chat_private._open_turn(p_chat_id); end $$;
 
 -- FUNCTION chat_private operator_cancel_batch(uuid, text)
 CREATE FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) RETURNS chat_public.batches
@@ -3101,6 +3250,24 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private promote_queue_head(uuid)
+CREATE FUNCTION chat_private.promote_queue_head(p_chat_id uuid) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._promote_queue_head(p_chat_id); end $$;
+
+-- FUNCTION chat_private queue_message(uuid, jsonb, uuid, uuid, boolean)
+CREATE FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._queue_message(p_chat_id, p_content, p_request_id, p_created_by, p_at_head); end $$;
+
+-- FUNCTION chat_private record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
+CREATE FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._record_receipt(p_request_id, p_chat_id, p_status, p_code, p_message, p_value); end $$;
+
 -- FUNCTION chat_private record_retry_state(uuid, uuid, bigint, bigint, jsonb)
 CREATE FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3127,6 +3294,12 @@ CREATE FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) RET
     AS $$
   delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;
 $$;
+
+-- FUNCTION chat_private remember_result(uuid, text, text, jsonb)
+CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin perform chat_private.remember_result(p_owner, p_key, p_operation, p_result, null::text); end $$;
 
 -- FUNCTION chat_private remember_result(uuid, text, text, jsonb, text)
 CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) RETURNS void
@@ -3475,6 +3648,12 @@ begin
   end;
 end;
 $$;
+
+-- FUNCTION chat_private start_turn(uuid, bigint, uuid)
+CREATE FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin perform chat_private._start_turn(p_chat_id, p_input_message_id, p_request_id); end $$;
 
 -- FUNCTION chat_private sweep_batches(interval)
 CREATE FUNCTION chat_private.sweep_batches(p_stale interval DEFAULT '00:00:30'::interval) RETURNS integer
@@ -4009,6 +4188,12 @@ CREATE FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time
     AS $$
   select p_expires_at > now();
 $$;
+
+-- FUNCTION chat_private write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)
+CREATE FUNCTION chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text DEFAULT NULL::text, p_message text DEFAULT NULL::text, p_value jsonb DEFAULT NULL::jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._write_receipt(p_request_id, p_status, p_code, p_message, p_value); end $$;
 
 -- FUNCTION chat_public archive_chat(uuid, boolean)
 CREATE FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean DEFAULT true) RETURNS chat_public.chats

@@ -8,6 +8,7 @@
 import pg from "pg";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
 import { hardenDatabase } from "./database-hardening.ts";
+import { chatdRelations, deadlockTimeoutMs, lockAhead } from "./migrate-locks.ts";
 import { applyStatements, changedObjects, objectFingerprints, readSqlFiles, recordedStatements, statementsOf, statementsToApply } from "./repeatable.ts";
 import { MIGRATIONS_DIR, readContract, SchemaAheadError, targetContract, writeContract } from "./schema-contract.ts";
 
@@ -157,11 +158,19 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
         // What the migrations of this run change, the sql/ statements defining it apply again (a migration may
         // drop, rename or stub what a file defines).
         const pending = recorded.pendingMigrations.length > 0;
+        // Every lock the run needs, taken up front and in less than half the server's deadlock_timeout
+        // (src/db/migrate-locks.ts): with migrations, any relation of chatd's may change; without, the views re-created.
+        const lockBudgetMs = Math.min(options.lockTimeoutMs, (await deadlockTimeoutMs(client)) / 2);
+        if (pending) await lockAhead(client, await chatdRelations(client), lockBudgetMs);
         const fingerprintsBefore = pending ? await objectFingerprints(client) : new Map<string, string>();
         const migrationsApplied = pending ? await applyMigrations(client) : [];
         const touched = pending ? changedObjects(fingerprintsBefore, await objectFingerprints(client)) : new Set<string>();
         const checksums = await recordedStatements(client);
         const toApply = statementsToApply(statements, checksums, touched, migrationsApplied.length > 0);
+        if (!pending) {
+          await lockAhead(client, toApply.filter((s) => s.role === "define" && s.object.startsWith("relation "))
+            .map((s) => s.object.slice("relation ".length)), lockBudgetMs);
+        }
         const sqlFilesApplied = await applyStatements(client, toApply, files, statements, checksums);
         if (recorded.migration !== target.migration || recorded.sqlSha256 !== target.sqlSha256) {
           await writeContract(client, target);

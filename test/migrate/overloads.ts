@@ -2,8 +2,8 @@
 // new arguments leaves the old function behind, callable and stale, on every database that had it.
 import type pg from "pg";
 
-/** Names that may legitimately have several signatures (none today). */
-export const ALLOWED_OVERLOADS: ReadonlySet<string> = new Set([]);
+/** Names that may legitimately have several signatures: the previous release's, kept for one release (0130). */
+export const ALLOWED_OVERLOADS: ReadonlySet<string> = new Set(["chat_private.idempotent_result", "chat_private.remember_result"]);
 
 /** `schema.name(args)` of every function whose name has more than one signature and is not allowed to. */
 export async function chatdOverloads(db: pg.Pool | pg.ClientBase): Promise<string[]> {

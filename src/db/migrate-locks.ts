@@ -1,0 +1,72 @@
+// The table locks of `chatd migrate`, taken so that the running release never pays for them with an error.
+//
+// A migration locks each relation it changes (ACCESS EXCLUSIVE) as its statements reach it, over a transaction
+// that may last seconds. Taken one by one like that, the locks deadlock with the running release: a client
+// transaction holding relation B, queued behind the migration's lock on A, while the migration then waits for B.
+// PostgreSQL's deadlock check runs in whichever waiter has waited deadlock_timeout first and aborts that one, so
+// the client (waiting first) would get 40P01. Instead, before its first statement, the migration takes every lock
+// it will need, and bounds the whole taking to less than deadlock_timeout: no client can have waited that long for
+// one of its locks while it itself waits, so no client's deadlock check ever finds it in a cycle. A lock that stays
+// busy (its holder waits behind a lock the migration took earlier) is given up within the step, the locks taken so
+// far are released (a PL/pgSQL exception block is a subtransaction) and the taking starts again with that relation
+// first: the order converges to the one the running transactions take them in. Once everything is held, the
+// migration waits for no client again: later lock waits end at once (lock_timeout of one step) and roll back.
+import type pg from "pg";
+
+/** The longest single lock wait while taking the locks, and after them. */
+const STEP_MS = 50;
+
+/** deadlock_timeout of the server, in ms: the migration's lock taking must end well before it. */
+export async function deadlockTimeoutMs(client: pg.ClientBase): Promise<number> {
+  const { rows } = await client.query<{ ms: number }>(
+    "select extract(epoch from current_setting('deadlock_timeout')::interval) * 1000 as ms");
+  return Number(rows[0]!.ms);
+}
+
+/**
+ * In the caller's open transaction: ACCESS EXCLUSIVE on each of `relations` (those that exist), taken within
+ * budgetMs in all (else 55P03, lock_not_available: the caller rolls back and retries later), then a lock_timeout
+ * of one step for the rest of the transaction.
+ */
+export async function lockAhead(client: pg.ClientBase, relations: string[], budgetMs: number): Promise<void> {
+  // The names go into the statement's text (a DO block takes no parameters): chatd's own, plain identifiers only.
+  const bad = relations.find((name) => !/^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$/.test(name));
+  if (bad !== undefined) throw new Error(`not a plain relation name: ${bad}`);
+  if (relations.length > 0) {
+    const arrayLiteral = `{${relations.join(",")}}`;
+    await client.query(`do $lock$
+declare
+  v_relations regclass[] := array(select r from unnest($relations$${arrayLiteral}$relations$::text[]) n,
+                                  to_regclass(n) r where r is not null);
+  v_deadline timestamptz := clock_timestamp() + interval '${Math.max(1, Math.floor(budgetMs))} milliseconds';
+  v_busy regclass;
+begin
+  loop
+    begin
+      foreach v_busy in array v_relations loop
+        perform set_config('lock_timeout',
+          greatest(1, least(${STEP_MS}, floor(extract(epoch from v_deadline - clock_timestamp()) * 1000)))::int || 'ms', true);
+        execute format('lock table %s in access exclusive mode', v_busy);
+      end loop;
+      return;
+    exception when lock_not_available then
+      if clock_timestamp() >= v_deadline then
+        raise;
+      end if;
+      v_relations := v_busy || array_remove(v_relations, v_busy);
+    end;
+  end loop;
+end
+$lock$`);
+  }
+  await client.query("select set_config('lock_timeout', $1, true)", [`${STEP_MS}ms`]);
+}
+
+/** Every table and view of chatd's schemas: what a run with migrations may change. */
+export async function chatdRelations(client: pg.ClientBase): Promise<string[]> {
+  const { rows } = await client.query<{ name: string }>(
+    `select c.oid::regclass::text as name from pg_class c
+     where c.relnamespace::regnamespace::text in ('chat_public', 'chat_private') and c.relkind in ('r', 'p', 'v', 'm')
+     order by c.oid`);
+  return rows.map((row) => row.name);
+}

@@ -1,0 +1,87 @@
+// A rolling deploy under load: release 5823e57's API and workers (test/support/old-release-process.ts, real
+// processes) serve structured requests while this build's `chatd migrate` runs against their database. Each old
+// process keeps working through the migration and after it: no error reaches a client or a worker step (no 42883,
+// no deadlock, no lost row), no recovery is spent, every request gets exactly one receipt; each stops cleanly
+// (SIGTERM, exit 0) when the deploy replaces it.
+import { join } from "node:path";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { projectRoot } from "../../src/db/database.ts";
+import { launch, type ChatdProcess } from "../support/chatd-process.ts";
+import { runChatd } from "../support/cli.ts";
+import { createEmptyDatabase, type TestDatabase } from "../support/db.ts";
+import { waitFor } from "../support/wait.ts";
+import { installRelease, RELEASE } from "./release.ts";
+
+const databases: TestDatabase[] = [];
+const processes: ChatdProcess[] = [];
+test.after(async () => {
+  for (const process of processes) process.child.kill("SIGKILL");
+  for (const db of databases) await db.drop();
+});
+
+function oldRelease(db: TestDatabase, args: string[]): ChatdProcess {
+  const started = launch(process.execPath, [join(projectRoot, "test", "support", "old-release-process.ts"), ...args],
+    { cwd: projectRoot, env: { ...process.env, DATABASE_URL: db.url } });
+  processes.push(started);
+  return started;
+}
+
+const count = (processes: ChatdProcess[], event: string) =>
+  processes.reduce((sum, p) => sum + p.lines.filter((line) => line.event === event).length, 0);
+const errors = (processes: ChatdProcess[]) => processes.flatMap((p) => p.lines.filter((line) => line.event === "error" || line.event === undefined));
+
+test(`release ${RELEASE} under load through \`chatd migrate\` to this build: no error, no recovery, one receipt each`, async () => {
+  const db = await createEmptyDatabase();
+  databases.push(db);
+  await installRelease(db.url);
+  await db.pool.query("update chat_private.experiments set enabled = true where name = 'chat-structured-output'");
+  const users = (await db.pool.query<{ id: string }>(
+    "insert into chat_public.users (name) select 'rolling-' || n from generate_series(1, 4) n returning id")).rows.map((row) => row.id);
+
+  const workers = [oldRelease(db, ["worker", "4"]), oldRelease(db, ["worker", "4"])];
+  for (const worker of workers) await worker.waitFor("the old worker's runner", (line) => line.event === "ready");
+  const api = oldRelease(db, ["api", "6", ...users]);
+  const all = [...workers, api];
+
+  // Barrier: the load is steady (turns finished) and requests are in flight (leases held) when the migration starts.
+  await waitFor("20 turns finished by the old workers", async () => count(workers, "finished") >= 20);
+  await waitFor("two leases held by the old workers", async () =>
+    (await db.pool.query("select 1 from chat_private.chat_leases where expires_at > now()")).rowCount! >= 2);
+  const started = performance.now();
+  const migrated = await runChatd(["migrate"], db.url, 120_000, { CHATD_LOG_LEVEL: "info" });
+  const migrateMs = performance.now() - started;
+  assert.is(migrated.code, 0, migrated.out);
+  console.log(`chatd migrate under load: ${Math.round(migrateMs)} ms\n${migrated.out}`);
+
+  // The old release goes on with this build's schema: more turns and requests, through the same statements.
+  const finishedAtMigrate = count(workers, "finished");
+  const createdAtMigrate = count([api], "created");
+  await waitFor("20 more turns finished after the migration", async () => count(workers, "finished") >= finishedAtMigrate + 20, 30_000);
+  await waitFor("20 more requests created after the migration", async () => count([api], "created") >= createdAtMigrate + 20, 30_000);
+
+  // The deploy replaces the API, then (once every request is answered) the workers: each stops cleanly.
+  api.child.kill("SIGTERM");
+  assert.equal(await api.exited, { code: 0, signal: null }, "the old API stops cleanly");
+  const created = count([api], "created");
+  assert.equal(errors(all).map((line) => line.raw), [], "no error reached a client or a worker step");
+  await waitFor("every request answered", async () => (await db.pool.query(
+    "select 1 from chat_public.structured_output_requests where status = 'pending'")).rowCount === 0, 30_000);
+  for (const worker of workers) worker.child.kill("SIGTERM");
+  for (const worker of workers) assert.equal(await worker.exited, { code: 0, signal: null }, "an old worker stops cleanly");
+
+  assert.equal(errors(all).map((line) => line.raw), [], "no error reached a client or a worker step");
+  const { rows } = await db.pool.query<{ requests: number; succeeded: number; one_receipt: number; recoveries: number; leases: number }>(`
+    select (select count(*)::int from chat_public.structured_output_requests) as requests,
+           (select count(*)::int from chat_public.structured_output_requests where status = 'succeeded') as succeeded,
+           (select count(*)::int from chat_public.structured_output_requests r
+             where (select count(*) from chat_public.chat_messages m where m.chat_id = r.chat_id and m.kind = 'receipt') = 1) as one_receipt,
+           (select coalesce(sum(recoveries), 0)::int from chat_private.turn_progress) as recoveries,
+           (select count(*)::int from chat_private.chat_leases) as leases`);
+  console.log(`requests ${created} (${createdAtMigrate} before the migration ended), turns ${count(workers, "finished")}`);
+  assert.equal(rows[0], { requests: created, succeeded: created, one_receipt: created, recoveries: 0, leases: 0 });
+  const check = await runChatd(["migrate", "--check"], db.url);
+  assert.is(check.code, 0, `this build's processes start on the migrated database:\n${check.out}`);
+});
+
+test.run();
