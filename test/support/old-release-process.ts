@@ -6,7 +6,7 @@
 //   node old-release-process.ts worker <concurrency>   Graphile Worker with release 5823e57's chat_run task: takes the
 //     lease and reads the turn state in one statement, reads its settings, heartbeats, then commits a structured
 //     step and finishes the turn in one statement (worker/loop/*.ts of that release). The scripted model answers
-//     after a delay of 0-40 ms, so leases are held while the migration runs.
+//     after a delay of 0-40 ms, so leases are held while the migration runs. Its lease sweep runs every 500 ms.
 //   node old-release-process.ts api <concurrency> <user id>...   clients creating structured requests through
 //     create_chat as chat_user (as PostGraphile ran it for that release) and reading each chat back.
 //
@@ -41,7 +41,10 @@ async function chatRun(chatId: string, workerId: string): Promise<void> {
       row = (await pool.query({ name: "chatd_acquire_lease",
         text: "select f.*, chat_private.turn_state($1) as state from chat_private.acquire_lease($1, $2) f", values: [chatId, workerId] })).rows[0];
     } catch (error) {
-      if (NOTHING_TO_RUN.has(codeOf(error))) return;
+      if (NOTHING_TO_RUN.has(codeOf(error))) {
+        emit("nothing", { chat: chatId, code: codeOf(error) });
+        return;
+      }
       throw Object.assign(error as Error, { step: "acquire_lease" });
     }
     // That release's turnStateFrom: a state without its chat was CHNTF, which its acquireLease took for "nothing to
@@ -95,9 +98,14 @@ async function worker(): Promise<void> {
     preset: { worker: { localQueue: { size: concurrency + 1 }, completeJobBatchDelay: 0 } },
     taskList: { chat_run: chatRunTask, chat_requires_action_deadline: idle, batch_validate: idle, batch_cancel: idle },
   });
+  // That release's lease sweep (every 10 s there; more often here, so that it also runs during the migration).
+  const sweep = setInterval(() => void pool.query("select chat_private.sweep_expired_leases() as n")
+    .then(({ rows }) => rows[0].n > 0 && emit("swept", { chats: rows[0].n }))
+    .catch((error: unknown) => emit("error", { where: "sweep", code: codeOf(error), message: messageOf(error) })), 500);
   emit("ready");
   process.once("SIGTERM", () => {
     stopping = true;
+    clearInterval(sweep);
     void runner.stop().then(() => pool.end()).then(() => process.exit(0));
   });
 }
