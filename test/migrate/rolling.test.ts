@@ -2,8 +2,10 @@
 // processes) serve structured requests while this build's `chatd migrate` runs against their database. Each old
 // process keeps working through the migration and after it: no error reaches a client or a worker step (no 42883,
 // no deadlock, no lost row), no recovery is spent, every request gets exactly one receipt; each stops cleanly
-// (SIGTERM, exit 0) when the deploy replaces it.
+// (SIGTERM, exit 0) when the deploy replaces it. The second test builds the lock cycle that load produced (a
+// deadlock the running release could lose) on purpose, with barriers.
 import { join } from "node:path";
+import pg from "pg";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { projectRoot } from "../../src/db/database.ts";
@@ -51,7 +53,7 @@ test(`release ${RELEASE} under load through \`chatd migrate\` to this build: no 
   await waitFor("two leases held by the old workers", async () =>
     (await db.pool.query("select 1 from chat_private.chat_leases where expires_at > now()")).rowCount! >= 2);
   const started = performance.now();
-  const migration = runChatd(["migrate"], db.url, 120_000, { CHATD_LOG_LEVEL: "info" });
+  const migration = runChatd(["migrate"], db.url, 120_000, { CHATD_LOG_LEVEL: "debug" });
   // Observed, not waited on: how many of the old release's statements queued behind the migration's locks.
   let queued = 0;
   let done = false;
@@ -65,7 +67,9 @@ test(`release ${RELEASE} under load through \`chatd migrate\` to this build: no 
   const migrated = await migration;
   const migrateMs = performance.now() - started;
   assert.is(migrated.code, 0, migrated.out);
-  console.log(`chatd migrate under load: ${Math.round(migrateMs)} ms, up to ${queued} old statements queued behind it\n${migrated.out}`);
+  const retries = migrated.out.split("\n").filter((line) => line.includes("retrying"));
+  console.log(`chatd migrate under load: ${Math.round(migrateMs)} ms, ${retries.length} retries, up to ${queued} old ` +
+    `statements queued behind it\n${[...retries, migrated.out.trim().split("\n").at(-1)].join("\n")}`);
   assert.ok(queued >= 1, "the old release's statements met the migration's locks");
 
   // The old release goes on with this build's schema: more turns and requests, through the same statements.
@@ -92,10 +96,40 @@ test(`release ${RELEASE} under load through \`chatd migrate\` to this build: no 
              where (select count(*) from chat_public.chat_messages m where m.chat_id = r.chat_id and m.kind = 'receipt') = 1) as one_receipt,
            (select coalesce(sum(recoveries), 0)::int from chat_private.turn_progress) as recoveries,
            (select count(*)::int from chat_private.chat_leases) as leases`);
-  console.log(`requests ${created} (${createdAtMigrate} before the migration ended), turns ${count(workers, "finished")}`);
+  const turnMs = workers.flatMap((p) => p.lines.filter((line) => line.event === "finished").map((line) => Number(line.ms)))
+    .sort((a, b) => a - b);
+  console.log(`requests ${created} (${createdAtMigrate} before the migration ended), turns ${turnMs.length}: ` +
+    `p50 ${turnMs[Math.floor(turnMs.length / 2)]} ms, longest ${turnMs.at(-1)} ms (queued behind the migration)`);
   assert.equal(rows[0], { requests: created, succeeded: created, one_receipt: created, recoveries: 0, leases: 0 });
   const check = await runChatd(["migrate", "--check"], db.url);
   assert.is(check.code, 0, `this build's processes start on the migrated database:\n${check.out}`);
+});
+
+test("a client holding one table and then asking for another that the migration holds: no deadlock, for either", async () => {
+  const db = await createEmptyDatabase();
+  databases.push(db);
+  await installRelease(db.url);
+  // The cycle of a rolling deploy: the client reads chats (and keeps its transaction open), the migration queues for
+  // chats while holding users, and the client then reads users. One of the two must give way; it must not be the
+  // client, and the migration must not lose to a deadlock check either.
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    await client.query("begin");
+    await client.query("select 1 from chat_public.chats limit 1");
+    const migration = runChatd(["migrate"], db.url, 120_000, { CHATD_LOG_LEVEL: "debug" });
+    await waitFor("the migration queued for chats, holding users", async () => (await db.pool.query(
+      `select 1 from pg_locks w join pg_locks h on h.pid = w.pid
+       where w.relation = 'chat_public.chats'::regclass and not w.granted and w.mode = 'AccessExclusiveLock'
+         and h.relation = 'chat_public.users'::regclass and h.granted and h.mode = 'AccessExclusiveLock'`)).rowCount === 1);
+    await client.query("select 1 from chat_public.users limit 1");
+    await client.query("commit");
+    const migrated = await migration;
+    assert.is(migrated.code, 0, migrated.out);
+    assert.not.match(migrated.out, /deadlock/, "the migration gave way before any deadlock check");
+  } finally {
+    await client.end();
+  }
 });
 
 test.run();

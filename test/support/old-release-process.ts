@@ -36,6 +36,7 @@ const SETTINGS = ["lease_seconds", "max_steps_per_turn", "retry_max_attempts", "
 async function chatRun(chatId: string, workerId: string): Promise<void> {
   for (;;) {
     if (stopping) return;
+    const started = performance.now();
     let row: { runner_id: string; history_version: string; generation_attempt: string; state: { chat: unknown } };
     try {
       row = (await pool.query({ name: "chatd_acquire_lease",
@@ -65,7 +66,7 @@ async function chatRun(chatId: string, workerId: string): Promise<void> {
       name: "chatd_commit_step_and_finish_turn",
       text: "select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7, $8)",
       values: [...fence, messages, '{"steps":1,"candidate":{"value":{"n": 1},"step":1,"message_index":0}}', null, null] }));
-    emit("finished", { chat: chatId, status: result.rows[0]!.status });
+    emit("finished", { chat: chatId, status: result.rows[0]!.status, ms: Math.round(performance.now() - started) });
     if (result.rows[0]!.status !== "running") return;
   }
 }
