@@ -17,6 +17,28 @@ test.after(async () => {
 });
 
 const GRANTS: [string[], string[]][] = [
+  // Release 5823e57's helper names, kept for one release (migration 0130): called only by that release's functions.
+  [[], [
+    "chat_private.accept_structured_request(uuid,jsonb,boolean)",
+    "chat_private.active_request(uuid)",
+    "chat_private.apply_progress(uuid,jsonb,bigint[])",
+    "chat_private.begin_transition(uuid,text,uuid)",
+    "chat_private.begin_worker_transition(uuid,text,uuid,bigint,bigint)",
+    "chat_private.cancel_pending_calls(uuid,text)",
+    "chat_private.end_turn_and_promote(uuid)",
+    "chat_private.fail_turn(uuid,text,text)",
+    "chat_private.idempotent_result(uuid,text,text)",
+    "chat_private.insert_input(uuid,jsonb,uuid,uuid)",
+    "chat_private.insert_worker_messages(uuid,jsonb)",
+    "chat_private.lock_worker_chat(uuid,text,uuid,bigint,bigint,boolean)",
+    "chat_private.open_turn(uuid)",
+    "chat_private.promote_queue_head(uuid)",
+    "chat_private.queue_message(uuid,jsonb,uuid,uuid,boolean)",
+    "chat_private.record_receipt(uuid,uuid,chat_public.structured_output_status,text,text,jsonb)",
+    "chat_private.remember_result(uuid,text,text,jsonb)",
+    "chat_private.start_turn(uuid,bigint,uuid)",
+    "chat_private.write_receipt(uuid,chat_public.structured_output_status,text,text,jsonb)",
+  ]],
   // Internal: called only inside other functions (which run as the owner), by triggers, or at migration time.
   [[], [
     "chat_private.tg_batches__webhook()",
