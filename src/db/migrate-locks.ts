@@ -10,10 +10,11 @@
 // busy (its holder waits behind a lock the migration took earlier) is given up within the step, the locks taken so
 // far are released (a PL/pgSQL exception block is a subtransaction) and the taking starts again with that relation
 // first: the order converges to the one the running transactions take them in. Once everything is held, the
-// migration waits for no client again: later lock waits end at once (lock_timeout of one step) and roll back.
+// migration needs no lock that a running chatd process holds (the rest are catalog rows, roles and grants, which
+// only DDL takes), so it does not wait for a client again.
 import type pg from "pg";
 
-/** The longest single lock wait while taking the locks, and after them. */
+/** The longest single lock wait while taking the locks. */
 const STEP_MS = 50;
 
 /** deadlock_timeout of the server, in ms: the migration's lock taking must end well before it. */
@@ -25,20 +26,21 @@ export async function deadlockTimeoutMs(client: pg.ClientBase): Promise<number> 
 
 /**
  * In the caller's open transaction: ACCESS EXCLUSIVE on each of `relations` (those that exist), taken within
- * budgetMs in all (else 55P03, lock_not_available: the caller rolls back and retries later), then a lock_timeout
- * of one step for the rest of the transaction.
+ * budgetMs in all (else 55P03, lock_not_available: the caller rolls back and retries later). The session's
+ * lock_timeout holds again afterwards.
  */
 export async function lockAhead(client: pg.ClientBase, relations: string[], budgetMs: number): Promise<void> {
   // The names go into the statement's text (a DO block takes no parameters): chatd's own, plain identifiers only.
   const bad = relations.find((name) => !/^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$/.test(name));
   if (bad !== undefined) throw new Error(`not a plain relation name: ${bad}`);
-  if (relations.length > 0) {
-    const arrayLiteral = `{${relations.join(",")}}`;
-    await client.query(`do $lock$
+  if (relations.length === 0) return;
+  const arrayLiteral = `{${relations.join(",")}}`;
+  await client.query(`do $lock$
 declare
   v_relations regclass[] := array(select r from unnest($relations$${arrayLiteral}$relations$::text[]) n,
                                   to_regclass(n) r where r is not null);
   v_deadline timestamptz := clock_timestamp() + interval '${Math.max(1, Math.floor(budgetMs))} milliseconds';
+  v_session_timeout text := current_setting('lock_timeout');
   v_busy regclass;
 begin
   loop
@@ -48,6 +50,7 @@ begin
           greatest(1, least(${STEP_MS}, floor(extract(epoch from v_deadline - clock_timestamp()) * 1000)))::int || 'ms', true);
         execute format('lock table %s in access exclusive mode', v_busy);
       end loop;
+      perform set_config('lock_timeout', v_session_timeout, true);
       return;
     exception when lock_not_available then
       if clock_timestamp() >= v_deadline then
@@ -58,8 +61,6 @@ begin
   end loop;
 end
 $lock$`);
-  }
-  await client.query("select set_config('lock_timeout', $1, true)", [`${STEP_MS}ms`]);
 }
 
 /** Every table and view of chatd's schemas: what a run with migrations may change. */

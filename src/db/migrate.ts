@@ -45,7 +45,8 @@ export class LockTimeoutError extends Error {
   readonly code = "55P03";
   constructor(attempts: number, lockTimeoutMs: number, cause: unknown) {
     super(`gave up after ${attempts} tries: another transaction held a lock the migration needs for longer than ` +
-      `lock_timeout (${lockTimeoutMs} ms); nothing was applied, run \`chatd migrate\` again once it ends`, { cause });
+      `it waits (lock_timeout ${lockTimeoutMs} ms, or half of deadlock_timeout to take the table locks); nothing was ` +
+      "applied, run `chatd migrate` again once it ends", { cause });
   }
 }
 
