@@ -7,8 +7,9 @@
 //     lease and reads the turn state in one statement, reads its settings, heartbeats, then commits a structured
 //     step and finishes the turn in one statement (worker/loop/*.ts of that release). The scripted model answers
 //     after a delay of 0-40 ms, so leases are held while the migration runs. Its lease sweep runs every 500 ms.
-//   node old-release-process.ts api <concurrency> <user id>...   clients creating structured requests through
-//     create_chat as chat_user (as PostGraphile ran it for that release) and reading each chat back.
+//   node old-release-process.ts api <concurrency> <user id>...   clients, each request a transaction as chat_user
+//     (as PostGraphile ran them for that release): create_chat with a structured request and an idempotency key,
+//     send_chat_message with a second one (queued while the first turn runs), then the chat read back.
 //
 // SIGTERM stops it as that release stopped: the API stops taking requests and ends the ones it is in; the worker
 // abandons nothing (each job here is short) and stops its runner. Exit 0 then; any error is an `error` line.
@@ -118,20 +119,26 @@ async function api(users: string[]): Promise<void> {
     const user = users[index % users.length]!;
     while (!stopping) {
       const connection = await pool.connect();
+      // One PostGraphile request: a transaction with the user's role and claims around one statement.
+      const asUser = async <T extends pg.QueryResultRow>(text: string, values: unknown[]) => {
+        await connection.query("begin");
+        await connection.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
+        const { rows } = await connection.query<T>(text, values);
+        await connection.query("commit");
+        return rows;
+      };
+      const content = (text: string) => JSON.stringify([{ type: "text", text }]);
       try {
-        await connection.query("begin");
-        await connection.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
-        const { rows } = await connection.query<{ chat_id: string }>(
-          "select * from chat_public.create_chat(content => $1, response_format => $2)",
-          [JSON.stringify([{ type: "text", text: `request ${created}` }]), format]);
-        await connection.query("commit");
-        await connection.query("begin");
-        await connection.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
-        await connection.query("select id, status from chat_public.chats where id = $1", [rows[0]!.chat_id]);
-        await connection.query("select id, kind from chat_public.chat_messages where chat_id = $1 order by id", [rows[0]!.chat_id]);
-        await connection.query("commit");
+        // A structured request with an idempotency key, then a second one on the same chat, queued behind the
+        // first's turn when it still runs (the worker then promotes it), and the chat read back.
+        const [{ chat_id: chatId }] = await asUser<{ chat_id: string }>(
+          "select * from chat_public.create_chat(content => $1, response_format => $2, idempotency_key => $3)",
+          [content(`request ${created}`), format, `create-${process.pid}-${index}-${created}`]);
+        await asUser("select * from chat_public.send_chat_message($1, $2, $3, 'queue', null)", [chatId, content("and then"), format]);
+        await asUser("select id, status from chat_public.chats where id = $1", [chatId]);
+        await asUser("select id, kind from chat_public.chat_messages where chat_id = $1 order by id", [chatId]);
         created += 1;
-        emit("created", { chat: rows[0]!.chat_id, n: created });
+        emit("created", { chat: chatId, n: created });
       } catch (error) {
         await connection.query("rollback").catch(() => undefined);
         emit("error", { where: "api", code: codeOf(error), message: messageOf(error) });
