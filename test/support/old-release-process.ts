@@ -131,9 +131,9 @@ async function api(users: string[]): Promise<void> {
       try {
         // A structured request with an idempotency key, then a second one on the same chat, queued behind the
         // first's turn when it still runs (the worker then promotes it), and the chat read back.
-        const [{ chat_id: chatId }] = await asUser<{ chat_id: string }>(
+        const chatId = (await asUser<{ chat_id: string }>(
           "select * from chat_public.create_chat(content => $1, response_format => $2, idempotency_key => $3)",
-          [content(`request ${created}`), format, `create-${process.pid}-${index}-${created}`]);
+          [content(`request ${created}`), format, `create-${process.pid}-${index}-${created}`]))[0]!.chat_id;
         await asUser("select * from chat_public.send_chat_message($1, $2, $3, 'queue', null)", [chatId, content("and then"), format]);
         await asUser("select id, status from chat_public.chats where id = $1", [chatId]);
         await asUser("select id, kind from chat_public.chat_messages where chat_id = $1 order by id", [chatId]);
