@@ -45,8 +45,7 @@ export class LockTimeoutError extends Error {
   readonly code = "55P03";
   constructor(attempts: number, lockTimeoutMs: number, cause: unknown) {
     super(`gave up after ${attempts} tries: another transaction held a lock the migration needs for longer than ` +
-      `it waits (lock_timeout ${lockTimeoutMs} ms, or half of deadlock_timeout to take the table locks); nothing was ` +
-      "applied, run `chatd migrate` again once it ends", { cause });
+      `lock_timeout (${lockTimeoutMs} ms); nothing was applied, run \`chatd migrate\` again once it ends`, { cause });
   }
 }
 
@@ -159,10 +158,11 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
         // What the migrations of this run change, the sql/ statements defining it apply again (a migration may
         // drop, rename or stub what a file defines).
         const pending = recorded.pendingMigrations.length > 0;
-        // Every lock the run needs, taken up front and in less than half the server's deadlock_timeout
-        // (src/db/migrate-locks.ts): with migrations, any relation of chatd's may change; without, the views re-created.
-        const lockBudgetMs = Math.min(options.lockTimeoutMs, (await deadlockTimeoutMs(client)) / 2);
-        if (pending) await lockAhead(client, await chatdRelations(client), lockBudgetMs);
+        // Every lock the run needs, taken up front within lock_timeout, in steps well inside the server's
+        // deadlock_timeout (src/db/migrate-locks.ts): with migrations, any relation of chatd's may change; without,
+        // only the views re-created.
+        const lockStepMs = Math.min(50, (await deadlockTimeoutMs(client)) / 4);
+        if (pending) await lockAhead(client, await chatdRelations(client), options.lockTimeoutMs, lockStepMs);
         const fingerprintsBefore = pending ? await objectFingerprints(client) : new Map<string, string>();
         const migrationsApplied = pending ? await applyMigrations(client) : [];
         const touched = pending ? changedObjects(fingerprintsBefore, await objectFingerprints(client)) : new Set<string>();
@@ -170,7 +170,7 @@ export async function migrate(databaseUrl: string, log: (line: string) => void =
         const toApply = statementsToApply(statements, checksums, touched, migrationsApplied.length > 0);
         if (!pending) {
           await lockAhead(client, toApply.filter((s) => s.role === "define" && s.object.startsWith("relation "))
-            .map((s) => s.object.slice("relation ".length)), lockBudgetMs);
+            .map((s) => s.object.slice("relation ".length)), options.lockTimeoutMs, lockStepMs);
         }
         const sqlFilesApplied = await applyStatements(client, toApply, files, statements, checksums);
         if (recorded.migration !== target.migration || recorded.sqlSha256 !== target.sqlSha256) {
