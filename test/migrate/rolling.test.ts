@@ -103,7 +103,7 @@ test(`release ${RELEASE} under load through \`chatd migrate\` to this build: no 
            (select count(*)::int from chat_private.chat_leases) as leases`);
   const turnMs = workers.flatMap((p) => p.lines.filter((line) => line.event === "finished").map((line) => Number(line.ms)))
     .sort((a, b) => a - b);
-  console.log(`requests ${created} (${createdAtMigrate} before the migration ended), turns ${turnMs.length}: ` +
+  console.log(`chats ${created} of 2 requests each (${createdAtMigrate} before the migration ended), turns ${turnMs.length}: ` +
     `p50 ${turnMs[Math.floor(turnMs.length / 2)]} ms, longest ${turnMs.at(-1)} ms (queued behind the migration)`);
   // Two requests per chat: the one that created it and the one sent after it.
   assert.equal(rows[0], { requests: 2 * created, succeeded: 2 * created, one_receipt: 2 * created, recoveries: 0, leases: 0 });
