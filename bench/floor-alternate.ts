@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import pg from "pg";
 import { ensureDatabase, projectRoot, withDatabase } from "../src/db/database.ts";
 import { startEmbedded } from "../src/db/embedded.ts";
-import { serverCpuMs } from "./server-cost.ts";
+import { serverCpuMs, startProfiling } from "./server-cost.ts";
 import { floorScript, type CapturedStatement } from "./sql-floor.ts";
 import { CLIENT_TURN, createStructuredChats, waitForReceipts } from "./structured-turn.ts";
 import { percentile, printTable } from "./support.ts";
@@ -36,7 +36,9 @@ interface Side {
 }
 
 const dataDir = join(projectRoot, ".chatd", "bench-postgres-floor-alternate");
-const server = await startEmbedded({ dataDir, ephemeral: true, settings: [] });
+// pg_stat_statements is loaded with tracking off; only the counting run after the measured rounds turns it on.
+const server = await startEmbedded({ dataDir, ephemeral: true,
+  settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=none", "pg_stat_statements.max=1000"] });
 const postmasterPid = Number(readFileSync(join(dataDir, "cluster", "postmaster.pid"), "utf8").split("\n")[0]);
 const workspaces = mkdtempSync(join(tmpdir(), "chatd-floor-alternate-"));
 mkdirSync(join(workspaces, "bench"), { recursive: true });
@@ -119,10 +121,31 @@ try {
     rows.push([`round ${round} (load ${loadavg()[0]!.toFixed(2)}): PostgreSQL CPU ms per turn, baseline / this tree`,
       sides.map((s) => s.cpuMs.at(-1)!.toFixed(3)).join(" / ")]);
   }
-  await admin.end();
   const medians = sides.map((s) => percentile([...s.cpuMs].sort((a, b) => a - b), 50));
   rows.push([`median over ${rounds} rounds of ${turns} turns × ${clients} clients, baseline / this tree`,
     `${medians.map((m) => m.toFixed(3)).join(" / ")} (this tree: ${(medians[1]! / medians[0]!).toFixed(3)} of the baseline)`]);
+  await admin.end();
+  // Exact counts, unlike times: statements executed per turn (nested ones included) and function calls per turn, in
+  // one more run per side with both counters on (they cost CPU, so the measured rounds above ran without them).
+  for (const side of sides) {
+    const pool = new pg.Pool({ connectionString: side.url, max: 1 });
+    try {
+      await startProfiling(pool);
+      const counting = new pg.Client({ connectionString: server.url });
+      await counting.connect();
+      await measure(side, counting);
+      await counting.end();
+      await pool.query("select pg_stat_clear_snapshot()");
+      const { rows: [count] } = await pool.query<{ statements: string; functions: string }>(
+        `select (select sum(calls) from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())) as statements,
+                (select sum(calls) from pg_stat_user_functions) as functions`);
+      const perTurn = (n: string | undefined) => (Number(n) / (Number(turns) * Number(clients))).toFixed(1);
+      rows.push([`${side.label}: statements per turn (nested included; the counting run) / function calls per turn`,
+        `${perTurn(count?.statements)} / ${perTurn(count?.functions)}`]);
+    } finally {
+      await pool.end();
+    }
+  }
   console.log(`bench:floor-alternate — baseline ${resolve(baseline)}, ${new Date().toISOString()}`);
   printTable(rows);
 } finally {
