@@ -135,19 +135,18 @@ returns chat_private.fence as $$
 declare
   v_ids bigint[];
   v_chat chat_public.chats;
-  v_runner uuid;
 begin
-  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence.
-  perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence: the chat comes back
+  -- as that one UPDATE left it, and it is final, since the rows inserted next find the fence current and write the
+  -- chat no more (_fence_history). It serves the notification and the new fence; the lease is p_runner_id's (the
+  -- lock checked it is live, and nothing here changes it): what current_fence would read, without reading it.
+  v_chat := chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
     p_generation_attempt, case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
   perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
-  -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'step');
-  select l.runner_id into v_runner from chat_private.chat_leases l where l.chat_id = p_chat_id;
-  return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
+  return (p_runner_id, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[]) is
@@ -243,10 +242,12 @@ begin
     if chat_private._promote_queue_head(p_chat_id) is null then
       raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
     end if;
+    -- The promoted input moved the fence and the queue version: the notification carries the chat as it is now.
+    -- Otherwise the UPDATE above wrote the chat last (a receipt leaves the fence alone).
+    select * into v_chat from chat_public.chats where id = p_chat_id;
   end if;
   -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
   -- interrupting chats and history resets).
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
   return v_chat.status;
 end;
