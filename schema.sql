@@ -1548,7 +1548,8 @@ CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql
     AS $$
 begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  update chat_private.turn_progress set finished_at = now(), candidate_value = null
+  where chat_id = p_chat_id and finished_at is null;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
 end;
 $$;
@@ -2316,19 +2317,18 @@ CREATE FUNCTION chat_private.commit_step(p_chat_id uuid, p_runner_id uuid, p_his
 declare
   v_ids bigint[];
   v_chat chat_public.chats;
-  v_runner uuid;
 begin
-  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence.
-  perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence: the chat comes back
+  -- as that one UPDATE left it, and it is final, since the rows inserted next find the fence current and write the
+  -- chat no more (_fence_history). It serves the notification and the new fence; the lease is p_runner_id's (the
+  -- lock checked it is live, and nothing here changes it): what current_fence would read, without reading it.
+  v_chat := chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
     p_generation_attempt, case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
   perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
-  -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'step');
-  select l.runner_id into v_runner from chat_private.chat_leases l where l.chat_id = p_chat_id;
-  return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
+  return (p_runner_id, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$;
 
@@ -2438,6 +2438,7 @@ declare
   v_message bigint;
   v_result chat_public.chat_input_result;
   v_request_sha256 text;
+  v_chat chat_public.chats;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
@@ -2463,11 +2464,13 @@ begin
   -- both are the columns' defaults (migration 0063), so its first history row (the input below) finds the fence
   -- current and no second row version is written for it. It is born running, so none is written for its status
   -- either: it is enqueued once, by the turn_progress insert of its first turn below (a chat inserted with its
-  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
+  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql). So the row
+  -- inserted here is the chat as this transition leaves it, and it serves the notification below.
   insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools)
   values (p_owner, p_title, v_model, 'running', coalesce(p_plan_mode, false), p_workspace,
           coalesce(p_dynamic_tools, '[]'))
-  returning id into v_chat_id;
+  returning * into v_chat;
+  v_chat_id := v_chat.id;
   if p_format is not null then
     v_request := chat_private._accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
@@ -2478,7 +2481,8 @@ begin
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
-  perform chat_private.notify_chat(v_chat_id, 'created');
+  -- notify_chat_row: a new chat is running, so only its own channel applies (see notify_chat).
+  perform chat_private.notify_chat_row(v_chat, 'created');
   return v_result;
 end;
 $$;
@@ -2720,10 +2724,12 @@ begin
     if chat_private._promote_queue_head(p_chat_id) is null then
       raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
     end if;
+    -- The promoted input moved the fence and the queue version: the notification carries the chat as it is now.
+    -- Otherwise the UPDATE above wrote the chat last (a receipt leaves the fence alone).
+    select * into v_chat from chat_public.chats where id = p_chat_id;
   end if;
   -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
   -- interrupting chats and history resets).
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
   return v_chat.status;
 end;
@@ -3938,7 +3944,6 @@ $$;
 -- FUNCTION chat_private webhook_response_event(chat_public.structured_output_status, text)
 CREATE FUNCTION chat_private.webhook_response_event(p_status chat_public.structured_output_status, p_code text) RETURNS text
     LANGUAGE sql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
   select case
     when p_status = 'succeeded' or p_code = 'refused' then 'response.completed'
