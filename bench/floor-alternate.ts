@@ -78,14 +78,16 @@ async function prepare(label: string, dir: string, name: string): Promise<Side> 
   }
 }
 
-/** Whether a backend that has exited is still waiting for the postmaster to reap it (its CPU is counted only then). */
-function unreapedChildren(): boolean {
+/** Whether a process the postmaster started for database `name` is still there, running or exited and not yet
+ * reaped. Only once the postmaster has reaped a backend is its CPU in the postmaster's own counters: read while the
+ * backend is exiting, it could be missed by both the postmaster's counters and the list of live children. */
+function backendsLeft(name: string): boolean {
   return readdirSync("/proc").some((entry) => {
     if (!/^\d+$/.test(entry)) return false;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return fields[0] === "Z" && Number(fields[1]) === postmasterPid;
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== postmasterPid) return false;
+      return stat.includes(" Z ") || readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(` ${name} `);
     } catch {
       return false;
     }
@@ -102,7 +104,7 @@ async function measure(side: Side, admin: pg.Client): Promise<number> {
   const run = spawnSync("pgbench", ["-n", "-M", "prepared", "-c", clients, "-j", "1", "-t", turns, ...defines, "-f", file,
     side.url], { encoding: "utf8" });
   while ((await admin.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = $1",
-    [side.name])).rows[0]!.n > 0 || unreapedChildren()) {
+    [side.name])).rows[0]!.n > 0 || backendsLeft(side.name)) {
     await new Promise((done) => setTimeout(done, 10));
   }
   const after = serverCpuMs(postmasterPid);
