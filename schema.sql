@@ -36,8 +36,8 @@ REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
 -- ACL chat_private FUNCTION _delete_chats(p_chat_ids uuid[])
 REVOKE ALL ON FUNCTION chat_private._delete_chats(p_chat_ids uuid[]) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text)
-REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) FROM PUBLIC;
+-- ACL chat_private FUNCTION _end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean)
+REVOKE ALL ON FUNCTION chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _fail_turn(p_chat_id uuid, p_kind text, p_message text)
 REVOKE ALL ON FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
@@ -59,6 +59,9 @@ REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, 
 
 -- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _promote_after_turn(p_chat chat_public.chats)
+REVOKE ALL ON FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _promote_queue_head(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._promote_queue_head(p_chat_id uuid) FROM PUBLIC;
@@ -1644,21 +1647,22 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private _end_turn_and_promote(uuid, text, text)
-CREATE FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) RETURNS chat_public.chat_status
+-- FUNCTION chat_private _end_turn(uuid, text, text, boolean)
+CREATE FUNCTION chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean) RETURNS chat_public.chats
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
-  v_status chat_public.chat_status;
+  v_chat chat_public.chats;
 begin
-  perform chat_private._close_turn(p_chat_id);
-  v_status := chat_private._to_state(p_transition, p_from_state,
-    case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end);
-  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
-    pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = p_chat_id;
-  return v_status;
+  update chat_public.chats c set snapshot_version = c.snapshot_version + case when p_bump then 1 else 0 end,
+    status = chat_private._to_state(p_transition, coalesce(p_from_state, chat_private.chat_state(c)),
+      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
+           then 'running' else 'waiting' end),
+    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
+  where c.id = p_chat_id
+  returning * into v_chat;
+  return v_chat;
 end;
 $$;
 
@@ -1811,6 +1815,26 @@ CREATE FUNCTION chat_private._open_turn(p_chat_id uuid) RETURNS chat_private.tur
     AS $$
 begin
   return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
+end;
+$$;
+
+-- FUNCTION chat_private _promote_after_turn(chat_public.chats)
+CREATE FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) RETURNS chat_public.chats
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_chat chat_public.chats;
+begin
+  perform chat_private._close_turn(p_chat.id);
+  if p_chat.status <> 'running' then
+    return p_chat;
+  end if;
+  if chat_private._promote_queue_head(p_chat.id) is null then
+    raise exception 'the queue head of chat % vanished under the chat lock', p_chat.id using errcode = 'XX000';
+  end if;
+  select * into v_chat from chat_public.chats where id = p_chat.id;
+  return v_chat;
 end;
 $$;
 
@@ -2667,7 +2691,9 @@ begin
   if v_request is not null then
     perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private._end_turn_and_promote(p_chat_id, 'finish_interruption', 'interrupting');
+  -- The bump was _begin_worker_transition's (the receipt carries it), so _end_turn only sets the end state.
+  v_status := (chat_private._promote_after_turn(
+    chat_private._end_turn(p_chat_id, 'finish_interruption', 'interrupting', false))).status;
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
@@ -2687,13 +2713,7 @@ declare
 begin
   perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                    p_generation_attempt);
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
-    status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
-      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
-           then 'running' else 'waiting' end),
-    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
-  where c.id = p_chat_id
-  returning * into v_chat;
+  v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
   -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
   -- version), so it has no receipt yet and _record_receipt writes the only one.
@@ -2717,17 +2737,7 @@ begin
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  -- The status is set (above): the turn closes, and running means the queue has a head, which this transaction's
-  -- lock kept there.
-  perform chat_private._close_turn(p_chat_id);
-  if v_chat.status = 'running' then
-    if chat_private._promote_queue_head(p_chat_id) is null then
-      raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
-    end if;
-    -- The promoted input moved the fence and the queue version: the notification carries the chat as it is now.
-    -- Otherwise the UPDATE above wrote the chat last (a receipt leaves the fence alone).
-    select * into v_chat from chat_public.chats where id = p_chat_id;
-  end if;
+  v_chat := chat_private._promote_after_turn(v_chat);
   -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
   -- interrupting chats and history resets).
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
@@ -2963,7 +2973,8 @@ begin
   elsif v_active and v_chat.status = 'requires_action' then
     perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request',
       chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
-    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
+    perform chat_private._promote_after_turn(
+      chat_private._end_turn(v_chat.id, 'operator_cancel_request', 'requires_action', false));
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;

@@ -188,12 +188,11 @@ select chat_private.grant_execute('chat_private.enter_requires_action(uuid, uuid
 -- p_outcome null: the active structured request (if any) succeeds with the durable candidate. Otherwise
 -- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
 --
--- One chat row version: _lock_for_worker_transition locks the row and checks fence, lease and rule, then one UPDATE,
--- whose snapshot is taken with the lock held, bumps snapshot_version and sets the end state. The state depends on
--- the queue, which only chat-lock holders change, so it is read by that UPDATE and not by a statement that may have
--- waited for the lock (a statement that waited would not see a message queued by the transaction it waited for).
--- Nothing before the turn closes below reads the status; the same jobs are enqueued (running stays running,
--- waiting enqueues nothing, the promoted turn's insert enqueues as before).
+-- One chat row version: _lock_for_worker_transition locks the row and checks fence, lease and rule (it writes
+-- nothing), then _end_turn's one UPDATE bumps snapshot_version and sets the end state, then the receipt, then
+-- _promote_after_turn closes the turn and promotes the queue head when the end state is running. Nothing before the
+-- turn closes reads the status; the same jobs are enqueued (running stays running, waiting enqueues nothing, the
+-- promoted turn's insert enqueues).
 create or replace function chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_outcome jsonb default null) returns chat_public.chat_status as $$
 declare
@@ -205,13 +204,7 @@ declare
 begin
   perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                    p_generation_attempt);
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
-    status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
-      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
-           then 'running' else 'waiting' end),
-    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
-  where c.id = p_chat_id
-  returning * into v_chat;
+  v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
   -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
   -- version), so it has no receipt yet and _record_receipt writes the only one.
@@ -235,17 +228,7 @@ begin
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  -- The status is set (above): the turn closes, and running means the queue has a head, which this transaction's
-  -- lock kept there.
-  perform chat_private._close_turn(p_chat_id);
-  if v_chat.status = 'running' then
-    if chat_private._promote_queue_head(p_chat_id) is null then
-      raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
-    end if;
-    -- The promoted input moved the fence and the queue version: the notification carries the chat as it is now.
-    -- Otherwise the UPDATE above wrote the chat last (a receipt leaves the fence alone).
-    select * into v_chat from chat_public.chats where id = p_chat_id;
-  end if;
+  v_chat := chat_private._promote_after_turn(v_chat);
   -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
   -- interrupting chats and history resets).
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
@@ -284,7 +267,9 @@ begin
   if v_request is not null then
     perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private._end_turn_and_promote(p_chat_id, 'finish_interruption', 'interrupting');
+  -- The bump was _begin_worker_transition's (the receipt carries it), so _end_turn only sets the end state.
+  v_status := (chat_private._promote_after_turn(
+    chat_private._end_turn(p_chat_id, 'finish_interruption', 'interrupting', false))).status;
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
