@@ -1551,8 +1551,9 @@ CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql
     AS $$
 begin
-  update chat_private.turn_progress set finished_at = now(), candidate_value = null
-  where chat_id = p_chat_id and finished_at is null;
+  with closed as (
+    update chat_private.turn_progress set finished_at = now(), candidate_value = null
+    where chat_id = p_chat_id and finished_at is null)
   delete from chat_private.chat_leases where chat_id = p_chat_id;
 end;
 $$;

@@ -312,10 +312,13 @@ select chat_private.grant_execute('chat_private._insert_input(uuid, jsonb, uuid,
 -- failed, replaced by an edit or by the next turn) goes through here; what the chat's status becomes is the caller's.
 -- The candidate's value is dropped in the same row version: nothing reads a closed turn's candidate (a success
 -- receipt, written before the close, holds its value), and provenance reads the counters, candidate_present among them.
+-- One statement for both writes (a data-modifying WITH runs whether or not it is read): it runs at every turn's start
+-- and end.
 create or replace function chat_private._close_turn(p_chat_id uuid) returns void as $$
 begin
-  update chat_private.turn_progress set finished_at = now(), candidate_value = null
-  where chat_id = p_chat_id and finished_at is null;
+  with closed as (
+    update chat_private.turn_progress set finished_at = now(), candidate_value = null
+    where chat_id = p_chat_id and finished_at is null)
   delete from chat_private.chat_leases where chat_id = p_chat_id;
 end;
 $$ language plpgsql volatile;
