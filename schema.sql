@@ -36,8 +36,8 @@ REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
 -- ACL chat_private FUNCTION _delete_chats(p_chat_ids uuid[])
 REVOKE ALL ON FUNCTION chat_private._delete_chats(p_chat_ids uuid[]) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text)
-REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) FROM PUBLIC;
+-- ACL chat_private FUNCTION _end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean)
+REVOKE ALL ON FUNCTION chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _fail_turn(p_chat_id uuid, p_kind text, p_message text)
 REVOKE ALL ON FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
@@ -59,6 +59,9 @@ REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, 
 
 -- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _promote_after_turn(p_chat chat_public.chats)
+REVOKE ALL ON FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _promote_queue_head(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._promote_queue_head(p_chat_id uuid) FROM PUBLIC;
@@ -1605,7 +1608,9 @@ CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql
     AS $$
 begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  with closed as (
+    update chat_private.turn_progress set finished_at = now(), candidate_value = null
+    where chat_id = p_chat_id and finished_at is null)
   delete from chat_private.chat_leases where chat_id = p_chat_id;
 end;
 $$;
@@ -1700,21 +1705,22 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private _end_turn_and_promote(uuid, text, text)
-CREATE FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) RETURNS chat_public.chat_status
+-- FUNCTION chat_private _end_turn(uuid, text, text, boolean)
+CREATE FUNCTION chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean) RETURNS chat_public.chats
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
-  v_status chat_public.chat_status;
+  v_chat chat_public.chats;
 begin
-  perform chat_private._close_turn(p_chat_id);
-  v_status := chat_private._to_state(p_transition, p_from_state,
-    case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end);
-  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
-    pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = p_chat_id;
-  return v_status;
+  update chat_public.chats c set snapshot_version = c.snapshot_version + case when p_bump then 1 else 0 end,
+    status = chat_private._to_state(p_transition, coalesce(p_from_state, chat_private.chat_state(c)),
+      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
+           then 'running' else 'waiting' end),
+    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
+  where c.id = p_chat_id
+  returning * into v_chat;
+  return v_chat;
 end;
 $$;
 
@@ -1867,6 +1873,26 @@ CREATE FUNCTION chat_private._open_turn(p_chat_id uuid) RETURNS chat_private.tur
     AS $$
 begin
   return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
+end;
+$$;
+
+-- FUNCTION chat_private _promote_after_turn(chat_public.chats)
+CREATE FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) RETURNS chat_public.chats
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_chat chat_public.chats;
+begin
+  perform chat_private._close_turn(p_chat.id);
+  if p_chat.status <> 'running' then
+    return p_chat;
+  end if;
+  if chat_private._promote_queue_head(p_chat.id) is null then
+    raise exception 'the queue head of chat % vanished under the chat lock', p_chat.id using errcode = 'XX000';
+  end if;
+  select * into v_chat from chat_public.chats where id = p_chat.id;
+  return v_chat;
 end;
 $$;
 
@@ -2411,19 +2437,18 @@ CREATE FUNCTION chat_private.commit_step(p_chat_id uuid, p_runner_id uuid, p_his
 declare
   v_ids bigint[];
   v_chat chat_public.chats;
-  v_runner uuid;
 begin
-  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence.
-  perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence: the chat comes back
+  -- as that one UPDATE left it, and it is final, since the rows inserted next find the fence current and write the
+  -- chat no more (_fence_history). It serves the notification and the new fence; the lease is p_runner_id's (the
+  -- lock checked it is live, and nothing here changes it): what current_fence would read, without reading it.
+  v_chat := chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
     p_generation_attempt, case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
   perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
-  -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'step');
-  select l.runner_id into v_runner from chat_private.chat_leases l where l.chat_id = p_chat_id;
-  return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
+  return (p_runner_id, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$;
 
@@ -2533,6 +2558,7 @@ declare
   v_message bigint;
   v_result chat_public.chat_input_result;
   v_request_sha256 text;
+  v_chat chat_public.chats;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
@@ -2558,11 +2584,13 @@ begin
   -- both are the columns' defaults (migration 0063), so its first history row (the input below) finds the fence
   -- current and no second row version is written for it. It is born running, so none is written for its status
   -- either: it is enqueued once, by the turn_progress insert of its first turn below (a chat inserted with its
-  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
+  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql). So the row
+  -- inserted here is the chat as this transition leaves it, and it serves the notification below.
   insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools)
   values (p_owner, p_title, v_model, 'running', coalesce(p_plan_mode, false), p_workspace,
           coalesce(p_dynamic_tools, '[]'))
-  returning id into v_chat_id;
+  returning * into v_chat;
+  v_chat_id := v_chat.id;
   if p_format is not null then
     v_request := chat_private._accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
@@ -2573,7 +2601,8 @@ begin
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
-  perform chat_private.notify_chat(v_chat_id, 'created');
+  -- notify_chat_row: a new chat is running, so only its own channel applies (see notify_chat).
+  perform chat_private.notify_chat_row(v_chat, 'created');
   return v_result;
 end;
 $$;
@@ -2779,7 +2808,9 @@ begin
   if v_request is not null then
     perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private._end_turn_and_promote(p_chat_id, 'finish_interruption', 'interrupting');
+  -- The bump was _begin_worker_transition's (the receipt carries it), so _end_turn only sets the end state.
+  v_status := (chat_private._promote_after_turn(
+    chat_private._end_turn(p_chat_id, 'finish_interruption', 'interrupting', false))).status;
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
@@ -2799,13 +2830,7 @@ declare
 begin
   perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                    p_generation_attempt);
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
-    status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
-      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
-           then 'running' else 'waiting' end),
-    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
-  where c.id = p_chat_id
-  returning * into v_chat;
+  v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
   -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
   -- version), so it has no receipt yet and _record_receipt writes the only one.
@@ -2829,17 +2854,9 @@ begin
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  -- The status is set (above): the turn closes, and running means the queue has a head, which this transaction's
-  -- lock kept there.
-  perform chat_private._close_turn(p_chat_id);
-  if v_chat.status = 'running' then
-    if chat_private._promote_queue_head(p_chat_id) is null then
-      raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
-    end if;
-  end if;
+  v_chat := chat_private._promote_after_turn(v_chat);
   -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
   -- interrupting chats and history resets).
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
   return v_chat.status;
 end;
@@ -3106,7 +3123,8 @@ begin
   elsif v_active and v_chat.status = 'requires_action' then
     perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request',
       chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
-    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
+    perform chat_private._promote_after_turn(
+      chat_private._end_turn(v_chat.id, 'operator_cancel_request', 'requires_action', false));
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;
@@ -4117,7 +4135,6 @@ $$;
 -- FUNCTION chat_private webhook_response_event(chat_public.structured_output_status, text)
 CREATE FUNCTION chat_private.webhook_response_event(p_status chat_public.structured_output_status, p_code text) RETURNS text
     LANGUAGE sql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
   select case
     when p_status = 'succeeded' or p_code = 'refused' then 'response.completed'

@@ -15,18 +15,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
-import { sqlFloor, type CapturedStatement, type ClientTurn } from "./sql-floor.ts";
+import { sqlFloor, type CapturedStatement } from "./sql-floor.ts";
+import { CLIENT_TURN, createStructuredChats, waitForReceipts } from "./structured-turn.ts";
 import { profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
 import { benchDatabase, commitRate, percentile, printTable } from "./support.ts";
 
 const TURNS = Number(process.argv[2] ?? 400);
 const SERIAL_TURNS = Number(process.argv[3] ?? 50);
 const PROFILE_TURNS = Number(process.argv[4] ?? 200);
-const SCHEMA = { type: "object", properties: { files: { type: "integer" }, first: { type: "string" } }, required: ["files"], additionalProperties: false };
-const SCRIPT = JSON.stringify({ script: [
-  { tool_calls: [{ name: "list_files", args: { path: "." } }] },
-  { tool_calls: [{ name: "coder_structured_output", args: { output: { files: 2, first: "a.txt" } } }] },
-] });
 
 function startWorker(url: string, workspaces: string, concurrency: number, statsFile: string): ChildProcess {
   // CHATD_BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the worker process.
@@ -65,41 +61,6 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** The client's statement, after the role and user are set: what createChats sends and the SQL floor replays. */
-const CLIENT_TURN: ClientTurn = {
-  createChat: "select chat_id from chat_public.create_chat(content => $1, response_format => $2, workspace => 'bench')",
-  values: [JSON.stringify([{ type: "text", text: SCRIPT }]),
-    JSON.stringify({ type: "json_schema", json_schema: { name: "listing", schema: SCHEMA } })],
-};
-
-/** Creates `count` structured chats from up to 4 connections at once, so the driver does not cap throughput. */
-async function createChats(pool: pg.Pool, user: string, count: number): Promise<void> {
-  const lanes = Math.min(4, count);
-  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
-    const client = await pool.connect();
-    try {
-      for (let i = lane; i < count; i += lanes) {
-        await client.query("begin");
-        await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
-        await client.query(CLIENT_TURN.createChat, CLIENT_TURN.values);
-        await client.query("commit");
-      }
-    } finally {
-      client.release();
-    }
-  }));
-}
-
-/** Until every structured request created so far has its receipt. Counted through the partial index of pending
- * requests, so the polling reads no table that grows with the run (it would show in the profile's scans). */
-async function waitForReceipts(pool: pg.Pool): Promise<void> {
-  for (;;) {
-    const { rows } = await pool.query<{ n: number }>("select count(*)::int as n from chat_public.structured_output_requests where status = 'pending'");
-    if (rows[0]!.n === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 async function latencies(pool: pg.Pool): Promise<{ ms: number[]; failed: number }> {
   const { rows } = await pool.query<{ ms: number; status: string }>(
     `select extract(epoch from (m.created_at - r.created_at)) * 1000 as ms, r.status::text as status
@@ -125,7 +86,7 @@ async function profile(pool: pg.Pool, url: string, user: string, turns: number):
   const statsFile = join(tmpdir(), `chatd-bench-${process.pid}-profile.json`);
   const worker = startWorker(url, workspaces, 8, statsFile);
   try {
-    await createChats(clients, user, turns);
+    await createStructuredChats(clients, user, turns);
     await waitForReceipts(pool);
   } finally {
     await stopWorker(worker);
@@ -153,7 +114,7 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     const statsFile = join(tmpdir(), `chatd-bench-${process.pid}-${label}.json`);
     const worker = startWorker(db.url, workspaces, concurrency, statsFile);
     // Warm up (module load, first compile, connection pools) before measuring.
-    await createChats(pool, user, 4);
+    await createStructuredChats(pool, user, 4);
     await waitForReceipts(pool);
     await pool.query("delete from chat_public.chats");
     const writesBefore = await writeTransactions(pool);
@@ -163,11 +124,11 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     const started = performance.now();
     if (serial) {
       for (let i = 0; i < turns; i++) {
-        await createChats(pool, user, 1);
+        await createStructuredChats(pool, user, 1);
         await waitForReceipts(pool);
       }
     } else {
-      await createChats(pool, user, turns);
+      await createStructuredChats(pool, user, turns);
       await waitForReceipts(pool);
     }
     const seconds = (performance.now() - started) / 1000;

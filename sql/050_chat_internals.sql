@@ -310,9 +310,15 @@ select chat_private.grant_execute('chat_private._insert_input(uuid, jsonb, uuid,
 
 -- Turn closing: the open turn is finished and its lease released. Every way a turn ends (finished, interrupted,
 -- failed, replaced by an edit or by the next turn) goes through here; what the chat's status becomes is the caller's.
+-- The candidate's value is dropped in the same row version: nothing reads a closed turn's candidate (a success
+-- receipt, written before the close, holds its value), and provenance reads the counters, candidate_present among them.
+-- One statement for both writes (a data-modifying WITH runs whether or not it is read): it runs at every turn's start
+-- and end.
 create or replace function chat_private._close_turn(p_chat_id uuid) returns void as $$
 begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  with closed as (
+    update chat_private.turn_progress set finished_at = now(), candidate_value = null
+    where chat_id = p_chat_id and finished_at is null)
   delete from chat_private.chat_leases where chat_id = p_chat_id;
 end;
 $$ language plpgsql volatile;
@@ -509,24 +515,53 @@ end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private._active_request(uuid)', '{}');
 
--- Ends the open turn and runs the next queued input, or lets the chat wait: the target of p_transition from
--- p_from_state. Receipts of the ended turn must be written before this is called, so they precede the promoted input
--- in the transcript.
-create or replace function chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text)
-returns chat_public.chat_status as $$
+-- Ending a turn, the one path of every transition that ends one and then runs the next queued input or lets the
+-- chat wait (finish_turn, finish_interruption, operator_cancel_request), in two halves because the ended turn's
+-- receipts go between them: after _end_turn, so they carry the transition's revision, and before
+-- _promote_after_turn, so they precede the promoted input in the transcript.
+--
+-- _end_turn: one UPDATE sets the end state, the target of p_transition from p_from_state (the chat's state as the
+-- UPDATE reads it when null): running when the queue has a head, else waiting. The queue is read by this UPDATE,
+-- whose snapshot is taken with the chat lock held (only chat-lock holders change the queue), never by a statement
+-- that may have waited for the lock. p_bump: the caller's transition has not bumped snapshot_version yet, and this
+-- UPDATE is its one (finish_turn: one chat row version for the turn's end). Returns the chat as updated.
+create or replace function chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean)
+returns chat_public.chats as $$
 declare
-  v_status chat_public.chat_status;
+  v_chat chat_public.chats;
 begin
-  perform chat_private._close_turn(p_chat_id);
-  v_status := chat_private._to_state(p_transition, p_from_state,
-    case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end);
-  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
-    pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = p_chat_id;
-  return v_status;
+  update chat_public.chats c set snapshot_version = c.snapshot_version + case when p_bump then 1 else 0 end,
+    status = chat_private._to_state(p_transition, coalesce(p_from_state, chat_private.chat_state(c)),
+      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
+           then 'running' else 'waiting' end),
+    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
+  where c.id = p_chat_id
+  returning * into v_chat;
+  return v_chat;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-select chat_private.grant_execute('chat_private._end_turn_and_promote(uuid, text, text)', '{}');
+select chat_private.grant_execute('chat_private._end_turn(uuid, text, text, boolean)', '{}');
+
+-- _promote_after_turn: closes the turn _end_turn ended (p_chat, as it returned it) and, when the end state is
+-- running, promotes the queue head, which the caller's chat lock kept there. Returns the chat as it is then: the
+-- promoted input moved the fence and the queue version; without a promotion p_chat is current (the receipts in
+-- between leave the fence alone).
+create or replace function chat_private._promote_after_turn(p_chat chat_public.chats) returns chat_public.chats as $$
+declare
+  v_chat chat_public.chats;
+begin
+  perform chat_private._close_turn(p_chat.id);
+  if p_chat.status <> 'running' then
+    return p_chat;
+  end if;
+  if chat_private._promote_queue_head(p_chat.id) is null then
+    raise exception 'the queue head of chat % vanished under the chat lock', p_chat.id using errcode = 'XX000';
+  end if;
+  select * into v_chat from chat_public.chats where id = p_chat.id;
+  return v_chat;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private._promote_after_turn(chat_public.chats)', '{}');
 
 -- Infrastructure failure: the active request fails with generation_failed and the chat enters `error`. A queued
 -- structured request would wait there with no receipt for as long as nobody resumes the chat, so each one leaves

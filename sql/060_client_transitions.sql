@@ -78,6 +78,7 @@ declare
   v_message bigint;
   v_result chat_public.chat_input_result;
   v_request_sha256 text;
+  v_chat chat_public.chats;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
@@ -103,11 +104,13 @@ begin
   -- both are the columns' defaults (migration 0063), so its first history row (the input below) finds the fence
   -- current and no second row version is written for it. It is born running, so none is written for its status
   -- either: it is enqueued once, by the turn_progress insert of its first turn below (a chat inserted with its
-  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
+  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql). So the row
+  -- inserted here is the chat as this transition leaves it, and it serves the notification below.
   insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools)
   values (p_owner, p_title, v_model, 'running', coalesce(p_plan_mode, false), p_workspace,
           coalesce(p_dynamic_tools, '[]'))
-  returning id into v_chat_id;
+  returning * into v_chat;
+  v_chat_id := v_chat.id;
   if p_format is not null then
     v_request := chat_private._accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
@@ -118,7 +121,8 @@ begin
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
-  perform chat_private.notify_chat(v_chat_id, 'created');
+  -- notify_chat_row: a new chat is running, so only its own channel applies (see notify_chat).
+  perform chat_private.notify_chat_row(v_chat, 'created');
   return v_result;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;

@@ -135,19 +135,18 @@ returns chat_private.fence as $$
 declare
   v_ids bigint[];
   v_chat chat_public.chats;
-  v_runner uuid;
 begin
-  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence.
-  perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence: the chat comes back
+  -- as that one UPDATE left it, and it is final, since the rows inserted next find the fence current and write the
+  -- chat no more (_fence_history). It serves the notification and the new fence; the lease is p_runner_id's (the
+  -- lock checked it is live, and nothing here changes it): what current_fence would read, without reading it.
+  v_chat := chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
     p_generation_attempt, case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
   perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
-  -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'step');
-  select l.runner_id into v_runner from chat_private.chat_leases l where l.chat_id = p_chat_id;
-  return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
+  return (p_runner_id, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[]) is
@@ -189,12 +188,11 @@ select chat_private.grant_execute('chat_private.enter_requires_action(uuid, uuid
 -- p_outcome null: the active structured request (if any) succeeds with the durable candidate. Otherwise
 -- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
 --
--- One chat row version: _lock_for_worker_transition locks the row and checks fence, lease and rule, then one UPDATE,
--- whose snapshot is taken with the lock held, bumps snapshot_version and sets the end state. The state depends on
--- the queue, which only chat-lock holders change, so it is read by that UPDATE and not by a statement that may have
--- waited for the lock (a statement that waited would not see a message queued by the transaction it waited for).
--- Nothing before the turn closes below reads the status; the same jobs are enqueued (running stays running,
--- waiting enqueues nothing, the promoted turn's insert enqueues as before).
+-- One chat row version: _lock_for_worker_transition locks the row and checks fence, lease and rule (it writes
+-- nothing), then _end_turn's one UPDATE bumps snapshot_version and sets the end state, then the receipt, then
+-- _promote_after_turn closes the turn and promotes the queue head when the end state is running. Nothing before the
+-- turn closes reads the status; the same jobs are enqueued (running stays running, waiting enqueues nothing, the
+-- promoted turn's insert enqueues).
 create or replace function chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_outcome jsonb default null) returns chat_public.chat_status as $$
 declare
@@ -206,13 +204,7 @@ declare
 begin
   perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                    p_generation_attempt);
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
-    status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
-      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
-           then 'running' else 'waiting' end),
-    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
-  where c.id = p_chat_id
-  returning * into v_chat;
+  v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
   -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
   -- version), so it has no receipt yet and _record_receipt writes the only one.
@@ -236,17 +228,9 @@ begin
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  -- The status is set (above): the turn closes, and running means the queue has a head, which this transaction's
-  -- lock kept there.
-  perform chat_private._close_turn(p_chat_id);
-  if v_chat.status = 'running' then
-    if chat_private._promote_queue_head(p_chat_id) is null then
-      raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
-    end if;
-  end if;
+  v_chat := chat_private._promote_after_turn(v_chat);
   -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
   -- interrupting chats and history resets).
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
   return v_chat.status;
 end;
@@ -283,7 +267,9 @@ begin
   if v_request is not null then
     perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private._end_turn_and_promote(p_chat_id, 'finish_interruption', 'interrupting');
+  -- The bump was _begin_worker_transition's (the receipt carries it), so _end_turn only sets the end state.
+  v_status := (chat_private._promote_after_turn(
+    chat_private._end_turn(p_chat_id, 'finish_interruption', 'interrupting', false))).status;
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;

@@ -128,7 +128,8 @@ begin
   elsif v_active and v_chat.status = 'requires_action' then
     perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request',
       chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
-    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
+    perform chat_private._promote_after_turn(
+      chat_private._end_turn(v_chat.id, 'operator_cancel_request', 'requires_action', false));
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;

@@ -98,13 +98,15 @@ comment on function chat_public.openai_cancel_response(uuid) is
 select chat_private.grant_execute('chat_public.openai_cancel_response(uuid)', '{chat_user}');
 
 -- The OpenAI event a receipt announces: a refusal is a completed Response with a refusal part, as OpenAI does.
+-- Without a SET clause, so PostgreSQL inlines it into the receipt trigger's statement instead of planning a SQL
+-- function at every receipt; it names no relation, and its callers pin search_path.
 create or replace function chat_private.webhook_response_event(p_status chat_public.structured_output_status,
   p_code text) returns text as $$
   select case
     when p_status = 'succeeded' or p_code = 'refused' then 'response.completed'
     when p_status = 'failed' then 'response.failed'
     else 'response.cancelled' end;
-$$ language sql immutable set search_path to pg_catalog, public, pg_temp;
+$$ language sql immutable;
 select chat_private.grant_execute('chat_private.webhook_response_event(chat_public.structured_output_status, text)', '{}');
 
 -- One delivery per enabled endpoint of the owner that wants the event, and its first job, in the caller's

@@ -1,7 +1,7 @@
 // One owner per check in the hot SQL: each check below is stated in exactly the functions named for it, and
-// everything else asks them. The fence's versions, CHFNC, the transition rule that decides a lock, and the live
-// predicates of leases and worker processes each had several copies that drifted apart (two boundaries for a dead
-// worker); this test fails, naming the file and the object, when a copy comes back.
+// everything else asks them. The fence's versions, CHFNC, the transition rule that decides a lock, a turn's end
+// state, and the live predicates of leases and worker processes each had several copies that drifted apart (two
+// boundaries for a dead worker); this test fails, naming the file and the object, when a copy comes back.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "uvu";
@@ -24,6 +24,9 @@ const CHECKS: Check[] = [
     owners: ["chat_private._lock_for_worker_transition", "chat_private.check_agent_runner"] },
   { what: "the transition rule deciding a lock", pattern: /_transition_rule\([^;]*?\)\)\.allowed/i,
     owners: ["chat_private._begin_transition", "chat_private._lock_for_worker_transition", "chat_private._check_transition_rule"] },
+  // finish_turn had its own copy of this next to _end_turn_and_promote's, which chose after promoting.
+  { what: "a turn's end state chosen between running the queue head and waiting",
+    pattern: /then\s+'(?:running|waiting)'\s+else\s+'(?:waiting|running)'/i, owners: ["chat_private._end_turn"] },
   { what: "an expiry compared with now() (lease or worker liveness)", pattern: /(?:\b|\bp_)expires_at\s*(?:<=|>=|<|>)\s*now\(\)(?!\s*-)/i,
     owners: ["chat_private.lease_row_is_live", "chat_private.worker_row_is_live"] },
 ];
@@ -87,6 +90,17 @@ test("the check finds copies that used to live outside their owners", () => {
     "sql/planted.sql: chat_private.finish_turn states the transition rule deciding a lock (owners: chat_private._begin_transition, chat_private._lock_for_worker_transition, chat_private._check_transition_rule)",
     "sql/planted.sql: chat_private.job_queue states an expiry compared with now() (lease or worker liveness) (owners: chat_private.lease_row_is_live, chat_private.worker_row_is_live)",
     "sql/planted.sql: chat_private.lease_holders states an expiry compared with now() (lease or worker liveness) (owners: chat_private.lease_row_is_live, chat_private.worker_row_is_live)",
+  ]);
+  // The two ways the end of a turn used to be chosen, the one before the receipts and the one after promoting.
+  assert.equal(strayChecks([{ name: "sql/planted.sql", text: [
+    "create or replace function chat_private.finish_turn(p_chat_id uuid) returns void as $$ update chat_public.chats c",
+    "set status = case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id) then 'running' else 'waiting' end",
+    "$$ language sql;",
+    "create or replace function chat_private._end_turn_and_promote(p_chat_id uuid) returns text as $$ select",
+    "case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end $$ language sql;",
+  ].join("\n") }]), [
+    "sql/planted.sql: chat_private.finish_turn states a turn's end state chosen between running the queue head and waiting (owners: chat_private._end_turn)",
+    "sql/planted.sql: chat_private._end_turn_and_promote states a turn's end state chosen between running the queue head and waiting (owners: chat_private._end_turn)",
   ]);
   // A retention threshold is not a liveness check.
   assert.equal(strayChecks([{ name: "sql/planted.sql",

@@ -193,6 +193,16 @@ test("commit_step records the candidate; success takes the value from it, never 
   assert.is((await receiptRow(chat.chat_id)).value_text, '{"from": "candidate"}');
 });
 
+test("a closed turn keeps no candidate value: the receipt holds it, the turn only that it had one", async () => {
+  const { chat, fence } = await structuredTurn();
+  await finishTurn(db, await commitCandidate(db, fence, '{"kept": "in the receipt"}', 1));
+  const { rows } = await db.pool.query(
+    "select candidate_present, candidate_value, finished_at is not null as closed from chat_private.turn_progress where chat_id = $1",
+    [chat.chat_id]);
+  assert.equal(rows, [{ candidate_present: true, candidate_value: null, closed: true }]);
+  assert.is((await receiptRow(chat.chat_id)).value_text, '{"kept": "in the receipt"}');
+});
+
 test("a later candidate replaces an earlier one; an invalidated candidate cannot finish (SONCD)", async () => {
   const { chat, fence } = await structuredTurn();
   let next = await commitCandidate(db, fence, '"first"', 1);
