@@ -96,7 +96,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const pgl = postgraphile({
     extends: [makePreset({
       pool: apiPool, jwtSecret, graphiql: development, listener, statementTimeoutMs: options.statementTimeoutMs,
-      introspection: introspectionPolicy(development),
+      introspection: introspectionPolicy(development), streams,
     })],
     ...(token != null ? { ruru: ruruDefaults(token) } : {}),
   });
