@@ -21,8 +21,10 @@ export function transcriptPageBytesFromEnv(env: NodeJS.ProcessEnv = process.env)
   return positive(env, "CHATD_TRANSCRIPT_PAGE_BYTES", DEFAULT_TRANSCRIPT_PAGE_BYTES);
 }
 
-/** Rows per database read: a page holds whole units, so it reads at most one batch past its end. */
+/** Rows per database read, at most: a page reads its rows in batches sized by what is left of the cap, so it reads
+ * about one row past its end, not a batch. */
 const ROW_BATCH = 32;
+const FIRST_BATCH = 4;
 const HEAD = `query($id: UUID!) { chatByRowId(rowId: $id) { rowId status pendingToolCalls lastError } }`;
 const ROWS = `query($id: UUID!, $after: BigInt, $first: Int) { chatByRowId(rowId: $id) {
   messages(afterId: $after, first: $first) { nodes { ${ROW_FIELDS} } } } }`;
@@ -222,14 +224,20 @@ class PageBuilder {
 export async function readPage(executor: Executor, chatId: string, cursor: PageCursor, capBytes: number): Promise<TranscriptPage | null> {
   const page = new PageBuilder(chatId, cursor, capBytes);
   let after = cursor.after;
+  let batch = FIRST_BATCH;
+  let seen = 0;
   for (;;) {
     type Rows = { chatByRowId: { messages: { nodes: Row[] } } | null };
-    const { chatByRowId: chat }: Rows = await executor.run<Rows>(ROWS, { id: chatId, after, first: ROW_BATCH });
+    const { chatByRowId: chat }: Rows = await executor.run<Rows>(ROWS, { id: chatId, after, first: batch });
     if (!chat) return null;
     const rows = chat.messages.nodes;
     for (const row of rows) if (!await page.add(row)) break;
-    if (page.full || rows.length < ROW_BATCH) break;
+    if (page.full || rows.length < batch) break;
     after = rows.at(-1)!.rowId;
+    // The rows that the rest of the page is likely to hold, at the page's bytes per row so far.
+    seen += rows.length;
+    const perRow = Math.max(1, page.bytes / seen);
+    batch = Math.min(ROW_BATCH, Math.max(1, Math.ceil((capBytes - page.bytes) / perRow) + 1));
   }
   const next = await page.finish();
   return { messages: page.messages, next, bytes: page.bytes };
