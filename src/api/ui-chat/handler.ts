@@ -14,7 +14,7 @@ import type { PostGraphileInstance } from "postgraphile";
 import { validateResponseFormat } from "../../structured/index.ts";
 import { logger } from "../../log.ts";
 import type { Identity } from "../auth.ts";
-import { badRequest, HttpError, sendError, sendJson } from "../http/errors.ts";
+import { badRequest, HttpError, sendError, sendJson, sendJsonText } from "../http/errors.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { BoundedSender, type StreamLease, type StreamRegistry } from "../http/streams.ts";
 import { performChatRequest, type Action } from "./actions.ts";
@@ -132,8 +132,10 @@ async function route(req: IncomingMessage, res: ServerResponse, context: Context
       const page = await readPage(executor, head.chatId, cursor, context.transcriptPageBytes);
       if (!page) throw new GraphQLRefusal("chat not found", "NOT_FOUND");
       const link: Record<string, string> = page.next === null ? {} : { link: `</api/chat/${head.chatId}/messages?after=${page.next}>; rel="next"` };
-      sendJson(res, 200, { chatId: head.chatId, status: head.status, active, pendingToolCalls: head.pendingToolCalls,
-        lastError: head.lastError, messages: page.messages, next: page.next }, link);
+      // `next` last: the body is the head's JSON with the page's messages spliced in.
+      const start = JSON.stringify({ chatId: head.chatId, status: head.status, active, pendingToolCalls: head.pendingToolCalls,
+        lastError: head.lastError }).slice(0, -1);
+      sendJsonText(res, 200, `${start},"messages":${page.messagesJson},"next":${JSON.stringify(page.next)}}`, link);
       return;
     }
     const input = active ? await latestInputId(executor, head.chatId) : null;

@@ -125,18 +125,33 @@ async function fold(chunks: Chunk[]): Promise<UIMessage | null> {
 }
 
 export interface TranscriptPage {
-  messages: UIMessage[];
+  /** The page's messages as a JSON array: each part is serialized once, to count it and to send it. */
+  messagesJson: string;
   /** Where the next page starts; null on the last page. */
   next: string | null;
   /** The page's size as the cap counts it: the JSON bytes of its user messages and assistant parts. */
   bytes: number;
 }
 
-const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), "utf8");
+const byteLength = (text: string): number => Buffer.byteLength(text, "utf8");
+
+/** A message of the page: its JSON without `parts` (and without the closing brace), and each part's JSON. */
+interface Entry {
+  id: string;
+  open: string;
+  parts: string[];
+}
+
+function entryOf(message: UIMessage, parts: string[]): Entry {
+  const { parts: _, ...rest } = message;
+  return { id: message.id, open: JSON.stringify(rest).slice(0, -1), parts };
+}
+
+const entryJson = (entry: Entry): string => `${entry.open},"parts":[${entry.parts.join(",")}]}`;
 
 /** Builds one page from rows given in rowId order; `add` returns false once the page is full. */
 class PageBuilder {
-  readonly messages: UIMessage[] = [];
+  readonly entries: Entry[] = [];
   bytes = 0;
   full = false;
   /** The position before the unit being collected: the next page's start if that unit does not fit. */
@@ -161,7 +176,7 @@ class PageBuilder {
 
   /** Whether a unit of `bytes` fits; a page always takes its first unit, however large. */
   private fits(bytes: number): boolean {
-    if (this.messages.length > 0 && this.bytes + bytes > this.capBytes) {
+    if (this.entries.length > 0 && this.bytes + bytes > this.capBytes) {
       this.full = true;
       return false;
     }
@@ -178,12 +193,12 @@ class PageBuilder {
     const id = turnMessageId(turn.input);
     const folded = await fold([{ type: "start", messageId: id, messageMetadata: { chatId: this.chatId, inputMessageId: turn.input } },
       ...chunks, { type: "finish" }]);
-    const parts = folded?.parts ?? [];
-    if (parts.length === 0) return;
-    if (!this.fits(parts.reduce((sum, part) => sum + jsonBytes(part), 0))) return;
-    const last = this.messages.at(-1);
+    if (!folded || folded.parts.length === 0) return;
+    const parts = folded.parts.map((part) => JSON.stringify(part));
+    if (!this.fits(parts.reduce((sum, part) => sum + byteLength(part), 0))) return;
+    const last = this.entries.at(-1);
     if (last?.id === id) last.parts.push(...parts);
-    else this.messages.push(folded!);
+    else this.entries.push(entryOf(folded, parts));
   }
 
   /** Takes one row; false once the page is full (the row is not taken: `next` points before its unit). */
@@ -199,8 +214,9 @@ class PageBuilder {
       this.turn?.writer.close();
       const message: UIMessage = { id: row.rowId, role: "user", parts: [{ type: "text", text: inputText(row) }],
         metadata: { chatId: this.chatId, structuredOutputRequestId: row.structuredOutputRequestId } };
-      if (!this.fits(jsonBytes(message))) return false;
-      this.messages.push(message);
+      const entry = entryOf(message, message.parts.map((part) => JSON.stringify(part)));
+      if (!this.fits(byteLength(entryJson(entry)))) return false;
+      this.entries.push(entry);
       this.openTurn(row.rowId, row.rowId);
     } else if (!(isInput(row) && row.deleted)) {
       this.turn?.writer.row(row);
@@ -240,5 +256,5 @@ export async function readPage(executor: Executor, chatId: string, cursor: PageC
     batch = Math.min(ROW_BATCH, Math.max(1, Math.ceil((capBytes - page.bytes) / perRow) + 1));
   }
   const next = await page.finish();
-  return { messages: page.messages, next, bytes: page.bytes };
+  return { messagesJson: `[${page.entries.map(entryJson).join(",")}]`, next, bytes: page.bytes };
 }
