@@ -13,6 +13,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
 import { connect, type Socket } from "node:net";
 import { loadavg, tmpdir } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { join } from "node:path";
 import pg from "pg";
 import { signToken } from "../src/api/auth.ts";
@@ -25,6 +28,9 @@ const FILE_BYTES = 60 * 1024;
 const CALLS_PER_STEP = 4;
 const SIZES_MIB = [1, 4, 16];
 const PROBES = 200;
+// A collection before each measurement, so a peak above the level before is this read's own, not earlier garbage.
+setFlagsFromString("--expose-gc");
+const collect = runInNewContext("gc") as () => void;
 const load = () => loadavg().map((value) => value.toFixed(2)).join(", ");
 console.log(`load average at start: ${load()}`);
 
@@ -64,7 +70,7 @@ async function settled(chatId: string, status: string): Promise<void> {
 }
 
 /** The whole transcript as a client reads it: every page, following `next`; bytes and pages received. */
-async function messages(token: string, chatId: string): Promise<{ bytes: number; pages: number }> {
+async function messages(token: string, chatId: string, maxPages = Infinity): Promise<{ bytes: number; pages: number }> {
   let bytes = 0;
   let pages = 0;
   let after: string | null = null;
@@ -74,7 +80,7 @@ async function messages(token: string, chatId: string): Promise<{ bytes: number;
     pages += 1;
     // `next` is the body's last member: read from its tail, so the client's own cost stays out of the figures.
     after = /"next":"([^"]+)"\}$/.exec(body.slice(-64))?.[1] ?? null;
-  } while (after !== null);
+  } while (after !== null && pages < maxPages);
   return { bytes, pages };
 }
 
@@ -83,6 +89,7 @@ interface Measured { ms: number; cpuMs: number; rssMiB: number; heapMiB: number;
 /** `fn`'s wall and CPU milliseconds (this process: the API and the client), and the RSS and heap peaks above their
  * level before, sampled every 5 ms. */
 async function measured(fn: () => Promise<{ bytes: number; pages: number }>): Promise<Measured> {
+  collect();
   const rss = process.memoryUsage.rss();
   const heap = process.memoryUsage().heapUsed;
   let [rssPeak, heapPeak] = [rss, heap];
@@ -118,11 +125,17 @@ for (const mib of SIZES_MIB) {
   for (let i = 0; i < 5; i++) runs.push(await measured(() => messages(heavy, chatId)));
   runs.sort((a, b) => a.ms - b.ms);
   const median = runs[2]!;
+  const first: Measured[] = [];
+  for (let i = 0; i < 5; i++) first.push(await measured(() => messages(heavy, chatId, 1)));
+  first.sort((a, b) => a.ms - b.ms);
   const { rows: [stored] } = await pool.query<{ bytes: string }>(
     "select coalesce(sum(octet_length(content::text)), 0) as bytes from chat_public.chat_messages where chat_id = $1", [chatId]);
   report([`read ${mib} MiB: ${steps * CALLS_PER_STEP} read_file (${(Number(stored!.bytes) / 2 ** 20).toFixed(1)} MiB stored)`,
     `${median.ms.toFixed(0)} ms median, CPU ${median.cpuMs.toFixed(0)} ms, RSS +${Math.max(...runs.map((r) => r.rssMiB)).toFixed(0)} MiB, `
     + `heap +${Math.max(...runs.map((r) => r.heapMiB)).toFixed(0)} MiB peak, ${(median.bytes / 2 ** 20).toFixed(1)} MiB in ${median.pages} page(s)`]);
+  report([`  one response (the first page) of ${mib} MiB`, `${first[2]!.ms.toFixed(0)} ms median, CPU ${first[2]!.cpuMs.toFixed(0)} ms, `
+    + `RSS +${Math.max(...first.map((r) => r.rssMiB)).toFixed(0)} MiB, heap +${Math.max(...first.map((r) => r.heapMiB)).toFixed(0)} MiB peak, `
+    + `${(first[2]!.bytes / 2 ** 20).toFixed(1)} MiB`]);
 }
 
 const small = await createChat(bystander, [{ text: "hello" }]);
@@ -141,13 +154,18 @@ function request(path: string, token: string): Promise<string> {
 async function probe(label: string): Promise<void> {
   for (const [what, path] of [["/health", "/health"], ["own messages", `/api/chat/${small}/messages`]] as const) {
     const times: number[] = [];
+    // The API's event-loop delay beside the latency: a stalled loop and a slow database look alike from outside.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     for (let i = 0; i < PROBES; i++) {
       const started = performance.now();
       await request(path, bystander);
       times.push(performance.now() - started);
     }
+    loop.disable();
     times.sort((a, b) => a - b);
-    report([`bystander ${what}, ${label}`, `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`]);
+    report([`bystander ${what}, ${label}`, `p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms; `
+      + `event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms, max ${(loop.max / 1e6).toFixed(0)} ms`]);
   }
 }
 
