@@ -25,15 +25,25 @@ const expiries = new WeakMap<Socket, NodeJS.Timeout>();
 /** The slots each socket holds: released when it closes, whatever became of its operations. */
 const held = new WeakMap<Socket, Set<StreamLease>>();
 
-function hold(socket: Socket, lease: StreamLease): void {
+/** `lease`, also released when the socket closes; a released lease leaves the socket's set (long-lived sockets run
+ * many operations). */
+function hold(socket: Socket, lease: StreamLease): StreamLease {
   let leases = held.get(socket);
   if (!leases) {
     const set = new Set<StreamLease>();
     held.set(socket, set);
-    socket.once("close", () => { for (const each of set) each.release(); });
+    socket.once("close", () => { for (const each of [...set]) each.release(); });
     leases = set;
   }
-  leases.add(lease);
+  const set = leases;
+  const tracked: StreamLease = {
+    release() {
+      set.delete(tracked);
+      lease.release();
+    },
+  };
+  set.add(tracked);
+  return tracked;
 }
 
 function closeAtExpiry(socket: Socket, expiresAtMs: number): void {
@@ -112,12 +122,11 @@ export function websocketStreamsPlugin(secret: string, streams: StreamRegistry):
           const caller = identity.kind === "user" ? identity.userId : `anonymous:${extra.request.socket.remoteAddress ?? ""}`;
           let lease: StreamLease;
           try {
-            lease = streams.acquire(caller);
+            lease = hold(extra.socket, streams.acquire(caller));
           } catch (error) {
             if (!(error instanceof HttpError)) throw error;
             return [new GraphQLError(error.message, { extensions: { code: error.code } })];
           }
-          hold(extra.socket, lease);
           const result = await next();
           if (result === undefined || Array.isArray(result)) {
             lease.release();

@@ -206,12 +206,12 @@ class PageBuilder {
     const input = isInput(row) && !row.deleted;
     const step = !input && this.turn !== null && row.role === "ASSISTANT" && row.kind === "MESSAGE" && !row.deleted;
     if (input || step) {
+      if (input) this.turn?.writer.close();
       await this.closeUnit();
       if (this.full) return false;
       this.unitStart = this.position;
     }
     if (input) {
-      this.turn?.writer.close();
       const message: UIMessage = { id: row.rowId, role: "user", parts: [{ type: "text", text: inputText(row) }],
         metadata: { chatId: this.chatId, structuredOutputRequestId: row.structuredOutputRequestId } };
       const entry = entryOf(message, message.parts.map((part) => JSON.stringify(part)));
