@@ -191,6 +191,8 @@ class PageBuilder {
     const turn = this.turn;
     if (!turn || chunks.length === 0) return;
     const id = turnMessageId(turn.input);
+    // A page's units fold without any I/O between them: other requests get the event loop between two.
+    await new Promise((resolve) => setImmediate(resolve));
     const folded = await fold([{ type: "start", messageId: id, messageMetadata: { chatId: this.chatId, inputMessageId: turn.input } },
       ...chunks, { type: "finish" }]);
     if (!folded || folded.parts.length === 0) return;
