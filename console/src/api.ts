@@ -28,7 +28,22 @@ export async function whoAmI(): Promise<void> {
 }
 
 export interface Transcript { chatId: string; status: string; active: boolean; pendingToolCalls: PendingToolCall[]; messages: UIMessage[] }
-export const transcript = (chatId: string) => rest<Transcript>(`/api/chat/${chatId}/messages`);
+
+/** The whole transcript, page by page (docs/http.md#transcripts): a turn cut between pages continues its message. */
+export async function transcript(chatId: string): Promise<Transcript> {
+  const path = `/api/chat/${chatId}/messages`;
+  let page = await rest<Transcript & { next: string | null }>(path);
+  const messages = page.messages;
+  while (page.next !== null) {
+    page = await rest<Transcript & { next: string | null }>(`${path}?after=${encodeURIComponent(page.next)}`);
+    const [first, ...others] = page.messages;
+    const last = messages.at(-1);
+    if (first && last?.id === first.id) last.parts.push(...first.parts);
+    else if (first) messages.push(first);
+    messages.push(...others);
+  }
+  return { ...page, messages };
+}
 export const checkResponseFormat = (text: string) =>
   rest<{ ok: boolean; errors?: Validation[] }>("/api/response-format/check", { method: "POST", body: JSON.stringify({ responseFormat: text }) });
 

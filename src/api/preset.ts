@@ -12,6 +12,8 @@ import type { ChatListener } from "./listener.ts";
 import { introspectionRefusal, NoSuggestionsPlugin, type IntrospectionPolicy } from "./introspection.ts";
 import { QueryCostPlugin } from "./query-cost-plugin.ts";
 import { ResponseFormatPlugin } from "./response-format-plugin.ts";
+import type { StreamRegistry } from "./http/streams.ts";
+import { websocketStreamsPlugin } from "./http/websocket-streams.ts";
 
 /** A 64 KiB schema inside a JSON string inside a JSON body, escaped several times over, fits. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -28,6 +30,8 @@ export interface PresetOptions {
   statementTimeoutMs?: number;
   /** Who may introspect the schema and read suggestions (introspection.ts); `all` when absent. */
   introspection?: IntrospectionPolicy;
+  /** The stream caps websocket operations share with the useChat streams; absent when only the schema is built. */
+  streams?: StreamRegistry;
 }
 
 /** Refuses a websocket operation whose connection carried an invalid token (HTTP is refused in server.ts). */
@@ -72,6 +76,7 @@ export function makePreset(options: PresetOptions): GraphileConfig.Preset {
   return {
     extends: [PostGraphileAmberPreset],
     plugins: [UpperCaseEnumsPlugin, ResponseFormatPlugin, ChatEventsPlugin, cost, WebsocketAuthPlugin(options.jwtSecret),
+      ...(options.streams ? [websocketStreamsPlugin(options.jwtSecret, options.streams)] : []),
       ...(introspection === "all" ? [] : [NoSuggestionsPlugin])],
     pgServices: [makePgService({ pool: options.pool, schemas: ["chat_public"], pubsub: false })],
     // Strict functions: arguments without a default are required (non-null) in GraphQL.

@@ -22,6 +22,7 @@ import { makePreset } from "./preset.ts";
 import { ruruDefaults } from "./ruru-defaults.ts";
 import { isConsoleRequest, serveConsole } from "./ui-chat/console-assets.ts";
 import { createUiChatHandler } from "./ui-chat/handler.ts";
+import { transcriptPageBytesFromEnv } from "./ui-chat/history.ts";
 import { createOpenAIHandler } from "./openai/handler.ts";
 import { bindMetricsDatabase, metricsHandler } from "../metrics.ts";
 
@@ -54,6 +55,8 @@ export interface ApiOptions {
   statementTimeoutMs?: number;
   /** Stream caps and send deadline; else from CHATD_STREAMS_PER_USER, CHATD_STREAMS_PER_PROCESS, CHATD_STREAM_SEND_DEADLINE_MS. */
   streamLimits?: StreamLimits;
+  /** The most one page of GET /api/chat/:id/messages holds; else CHATD_TRANSCRIPT_PAGE_BYTES (1 MiB). */
+  transcriptPageBytes?: number;
 }
 
 const GRACE_MS = 10_000;
@@ -82,6 +85,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   // Read at every token check; a bad value stops the start instead of failing each request.
   maxTokenLifetimeSeconds();
   const streams = new StreamRegistry(options.streamLimits ?? streamLimitsFromEnv());
+  const transcriptPageBytes = options.transcriptPageBytes ?? transcriptPageBytesFromEnv();
   const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, options.pool?.options.connectionString);
   // Everything the server does after start-up runs on the API's login: /health, the gauges of /metrics (through
   // chat_private.service_gauges, sql/140) and GraphQL.
@@ -92,7 +96,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const pgl = postgraphile({
     extends: [makePreset({
       pool: apiPool, jwtSecret, graphiql: development, listener, statementTimeoutMs: options.statementTimeoutMs,
-      introspection: introspectionPolicy(development),
+      introspection: introspectionPolicy(development), streams,
     })],
     ...(token != null ? { ruru: ruruDefaults(token) } : {}),
   });
@@ -100,7 +104,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   // createHandler (rather than addTo) lets /health and the token check run first.
   const graphql = serv.createHandler();
   const upgrade = await serv.getUpgradeHandler();
-  const uiChat = createUiChatHandler(pgl, streams);
+  const uiChat = createUiChatHandler(pgl, streams, transcriptPageBytes);
   const consoleOptions = { developmentToken: token ?? null, development };
   const openai = createOpenAIHandler({ pool: apiPool, listener, jwtSecret });
 

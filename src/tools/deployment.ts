@@ -8,8 +8,13 @@ export const DEFAULT_EXEC_OUTPUT_CAP_BYTES = 16 * 1024;
 /** Two streams at this cap, JSON-escaped, still fit the registry's 64 KiB result cap in the usual case. */
 const MAX_EXEC_OUTPUT_CAP_BYTES = 28 * 1024;
 
+export const DEFAULT_TOOL_RESULT_CAP_BYTES = 64 * 1024;
+/** A page of the transcript (CHATD_TRANSCRIPT_PAGE_BYTES, 1 MiB by default) still holds a step of a few results. */
+const MAX_TOOL_RESULT_CAP_BYTES = 1024 * 1024;
+
 export const READ_ONLY_DEPLOYMENT: ToolDeployment = {
   writeTools: false, execTools: false, execTimeoutMs: DEFAULT_EXEC_TIMEOUT_MS, execOutputCapBytes: DEFAULT_EXEC_OUTPUT_CAP_BYTES,
+  resultCapBytes: DEFAULT_TOOL_RESULT_CAP_BYTES,
 };
 
 function flag(env: NodeJS.ProcessEnv, name: string): boolean {
@@ -27,7 +32,8 @@ function bounded(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   return value;
 }
 
-/** CHATD_ENABLE_WRITE_TOOLS, CHATD_ENABLE_EXEC_TOOLS, CHATD_EXEC_TIMEOUT_MS, CHATD_EXEC_OUTPUT_CAP_BYTES. A bad value
+/** CHATD_ENABLE_WRITE_TOOLS, CHATD_ENABLE_EXEC_TOOLS, CHATD_EXEC_TIMEOUT_MS, CHATD_EXEC_OUTPUT_CAP_BYTES,
+ * CHATD_TOOL_RESULT_CAP_BYTES. A bad value
  * stops the worker at start-up rather than silently enabling or disabling a tool. */
 export function toolDeploymentFromEnv(env: NodeJS.ProcessEnv = process.env): ToolDeployment {
   return {
@@ -35,5 +41,6 @@ export function toolDeploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Too
     execTools: flag(env, "CHATD_ENABLE_EXEC_TOOLS"),
     execTimeoutMs: bounded(env, "CHATD_EXEC_TIMEOUT_MS", DEFAULT_EXEC_TIMEOUT_MS, 100, MAX_EXEC_TIMEOUT_MS),
     execOutputCapBytes: bounded(env, "CHATD_EXEC_OUTPUT_CAP_BYTES", DEFAULT_EXEC_OUTPUT_CAP_BYTES, 1024, MAX_EXEC_OUTPUT_CAP_BYTES),
+    resultCapBytes: bounded(env, "CHATD_TOOL_RESULT_CAP_BYTES", DEFAULT_TOOL_RESULT_CAP_BYTES, 1024, MAX_TOOL_RESULT_CAP_BYTES),
   };
 }

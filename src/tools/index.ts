@@ -1,6 +1,6 @@
 // Public surface of the tool layer.
 export { defaultWorkspacesRoot, ensureDemoWorkspace } from "./demo.ts";
-export { READ_ONLY_DEPLOYMENT, toolDeploymentFromEnv } from "./deployment.ts";
+export { DEFAULT_TOOL_RESULT_CAP_BYTES, READ_ONLY_DEPLOYMENT, toolDeploymentFromEnv } from "./deployment.ts";
 export { execTools } from "./exec.ts";
 export {
   capOutput,
@@ -15,5 +15,5 @@ export { endsTurnAfter, proposePlanTool } from "./plan.ts";
 export {
   type ToolContext, type ToolDefinition, type ToolDeployment, type ToolKind, type ToolOutput,
 } from "./types.ts";
-export { READ_CAP_BYTES, workspaceTools } from "./workspace.ts";
+export { workspaceTools } from "./workspace.ts";
 export { WRITE_CAP_BYTES, writeTools } from "./write.ts";

@@ -5,7 +5,7 @@ import { FINALIZER_TOOL_NAME } from "../structured/finalizer.ts";
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { JSONObject, ToolSpec } from "../providers/index.ts";
-import { READ_ONLY_DEPLOYMENT } from "./deployment.ts";
+import { DEFAULT_TOOL_RESULT_CAP_BYTES, READ_ONLY_DEPLOYMENT } from "./deployment.ts";
 import { execTools } from "./exec.ts";
 import { proposePlanTool } from "./plan.ts";
 import { ToolError, type ToolDefinition, type ToolDeployment, type ToolOutput } from "./types.ts";
@@ -13,7 +13,6 @@ import { workspaceTools } from "./workspace.ts";
 import { writeTools } from "./write.ts";
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
-export const OUTPUT_CAP_BYTES = 64 * 1024;
 /** The finalizer is added by the structured-output runtime, never offered as an ordinary tool. */
 // The finalizer's name has one owner (src/structured/finalizer.ts); no other tool may take it.
 export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([FINALIZER_TOOL_NAME]);
@@ -33,6 +32,8 @@ export interface ChatTools {
   withheld: Map<string, string>;
   /** Built for plan mode: pass it on to executeTool, which refuses any tool not declared plan-safe. */
   planMode: boolean;
+  /** The deployment's cap on one result: pass it on to executeTool. */
+  resultCapBytes: number;
 }
 
 /** The read-only workspace tools (list, read, search) are the ones plan mode keeps. */
@@ -81,7 +82,7 @@ export function toolsForChat(chat: { workspace: string | null; dynamicTools: Dyn
     ...(tool.description !== "" ? { description: tool.description } : {}),
     inputSchema: tool.inputSchema,
   }));
-  return { specs, byName, withheld, planMode: chat.planMode === true };
+  return { specs, byName, withheld, planMode: chat.planMode === true, resultCapBytes: deployment.resultCapBytes };
 }
 
 /** The folder of a chat's workspace: `<root>/<name>` (the name was validated as a plain folder name in SQL). */
@@ -113,8 +114,10 @@ function utf8Prefix(text: string, bytes: number): string {
   return buffer.subarray(0, bytes).toString("utf8").replace(/\uFFFD$/, "");
 }
 
-/** Bounds what goes back into history and the next prompt; the note tells the model it saw a part only. */
-export function capOutput(output: ToolOutput, capBytes = OUTPUT_CAP_BYTES): ToolOutput {
+/** Bounds what goes back into history and the next prompt: at most `capBytes` of the output (its text, or its
+ * JSON), then a note that tells the model it saw a part only. */
+export function capOutput(output: ToolOutput, capBytes = DEFAULT_TOOL_RESULT_CAP_BYTES): ToolOutput {
+  if (output.capped === true) return output;
   const text = typeof output.result === "string" ? output.result : JSON.stringify(output.result);
   if (Buffer.byteLength(text, "utf8") <= capBytes) return output;
   const note = `\n[truncated: the tool output had ${Buffer.byteLength(text, "utf8")} bytes; showing the first ${capBytes}]`;
@@ -167,9 +170,10 @@ export async function executeTool(tool: ToolDefinition, rawArgs: string, options
       if (controller.signal.aborted) resolve(errorOutput("the tool was cancelled"));
       controller.signal.addEventListener("abort", () => resolve(errorOutput("the tool was cancelled")), { once: true });
     });
-    const run = tool.execute(parsed.value, { workspaceRoot, signal: controller.signal,
+    const resultCapBytes = options.outputCapBytes ?? DEFAULT_TOOL_RESULT_CAP_BYTES;
+    const run = tool.execute(parsed.value, { workspaceRoot, signal: controller.signal, resultCapBytes,
       ...(options.toolCallId != null ? { toolCallId: options.toolCallId } : {}) });
-    return capOutput(await Promise.race([run, stopped]), options.outputCapBytes);
+    return capOutput(await Promise.race([run, stopped]), resultCapBytes);
   } catch (error) {
     if (error instanceof ToolError) return errorOutput(error.message);
     const code = (error as { code?: unknown }).code;

@@ -15,11 +15,17 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The provider's id of the call (subagents key a spawn on it, so a re-run after a crash finds the same child). */
   toolCallId?: string;
+  /** The most of its output a result may keep (CHATD_TOOL_RESULT_CAP_BYTES); a tool that cuts its own output
+   * (read_file) cuts it here. */
+  resultCapBytes: number;
 }
 
 export interface ToolOutput {
   result: JSONValue;
   isError: boolean;
+  /** The tool kept at most the result cap of its output and said so in the result (a note after the text), so
+   * the registry does not cut it again. */
+  capped?: boolean;
 }
 
 export interface ToolDefinition {
@@ -51,6 +57,9 @@ export interface ToolDeployment {
   execTimeoutMs: number;
   /** Bytes kept of each of stdout and stderr. */
   execOutputCapBytes: number;
+  /** The most of one tool's output that goes into the transcript and the next prompt (CHATD_TOOL_RESULT_CAP_BYTES):
+   * the rest is cut and a note says so. Every local tool and every MCP tool. */
+  resultCapBytes: number;
 }
 
 /** A tool failure whose message is safe to show the model (no host paths outside the workspace). */

@@ -12,8 +12,6 @@ import type { JSONObject, JSONValue } from "../providers/index.ts";
 import { displayPath, resolveInWorkspace } from "./paths.ts";
 import { ToolError, type ToolContext, type ToolDefinition, type ToolOutput } from "./types.ts";
 
-/** Leaves room for the truncation note inside the registry's 64 KiB output cap. */
-export const READ_CAP_BYTES = 64 * 1024 - 256;
 const LIST_CAP_ENTRIES = 1000;
 const SEARCH_CAP_FILES = 2000;
 const SEARCH_CAP_MATCHES = 100;
@@ -32,17 +30,16 @@ async function readFileTool(args: JSONObject, ctx: ToolContext): Promise<ToolOut
   if (!info.isFile()) throw new ToolError(`${displayPath(ctx.workspaceRoot, path)} is not a file`);
   const handle = await open(path, "r");
   try {
-    // Read one byte past the cap to know whether the file was cut.
-    const buffer = Buffer.alloc(Math.min(info.size, READ_CAP_BYTES) + 1);
+    // At most the result cap of the file, and one byte past it to know whether the file was cut.
+    const cap = ctx.resultCapBytes;
+    const buffer = Buffer.alloc(Math.min(info.size, cap) + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const bytes = buffer.subarray(0, Math.min(bytesRead, READ_CAP_BYTES));
+    const bytes = buffer.subarray(0, Math.min(bytesRead, cap));
     if (bytes.includes(0)) throw new ToolError(`${displayPath(ctx.workspaceRoot, path)} looks like a binary file`);
     // A cut may split a UTF-8 sequence; the decoder replaces the broken tail instead of failing.
-    let text = bytes.toString("utf8");
-    if (bytesRead > READ_CAP_BYTES || info.size > READ_CAP_BYTES) {
-      text += `\n[truncated: showing the first ${READ_CAP_BYTES} of ${info.size} bytes]`;
-    }
-    return ok(text);
+    const text = bytes.toString("utf8");
+    if (bytesRead <= cap && info.size <= cap) return ok(text);
+    return { result: `${text}\n[truncated: showing the first ${cap} of ${Math.max(info.size, bytesRead)} bytes]`, isError: false, capped: true };
   } finally {
     await handle.close();
   }

@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
 import { signToken } from "../../src/api/auth.ts";
-import { startApi, type ApiServer } from "../../src/api/server.ts";
+import { startApi, type ApiOptions, type ApiServer } from "../../src/api/server.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { apiRoleUrl } from "../security/support.ts";
 
@@ -26,11 +26,12 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startTestApi(): Promise<TestApi> {
+/** `options` override the server's settings (stream caps, transcript page size). */
+export async function startTestApi(options: Partial<ApiOptions> = {}): Promise<TestApi> {
   const db = await createTestDatabase();
   const secret = randomBytes(32).toString("hex");
   const apiDatabaseUrl = await apiRoleUrl(db);
-  const api = await startApi({ pool: db.pool, port: 0, host: "127.0.0.1", apiDatabaseUrl, jwtSecret: secret, development: false });
+  const api = await startApi({ pool: db.pool, port: 0, host: "127.0.0.1", apiDatabaseUrl, jwtSecret: secret, development: false, ...options });
   const clients: Client[] = [];
   return {
     db,

@@ -15,7 +15,7 @@ import { processAlive } from "../../src/process-alive.ts";
 import { waitFor } from "../support/wait.ts";
 
 let root: string;
-const ENABLED: ToolDeployment = { writeTools: true, execTools: true, execTimeoutMs: 400, execOutputCapBytes: 2048 };
+const ENABLED: ToolDeployment = { writeTools: true, execTools: true, execTimeoutMs: 400, execOutputCapBytes: 2048, resultCapBytes: 65536 };
 const byName = (tools: ToolDefinition[], name: string) => tools.find((t) => t.name === name)!;
 const run = (tool: ToolDefinition, args: object, planMode = false): Promise<ToolOutput> =>
   executeTool(tool, JSON.stringify(args), { workspacesRoot: root, workspace: "ws", signal: new AbortController().signal, planMode });
@@ -159,7 +159,7 @@ test("deployment from the environment: off unless set, bad values refused", () =
   assert.equal(toolDeploymentFromEnv({}), READ_ONLY_DEPLOYMENT);
   assert.equal(toolDeploymentFromEnv({ CHATD_ENABLE_WRITE_TOOLS: "1", CHATD_ENABLE_EXEC_TOOLS: "true",
     CHATD_EXEC_TIMEOUT_MS: "5000", CHATD_EXEC_OUTPUT_CAP_BYTES: "4096" }),
-  { writeTools: true, execTools: true, execTimeoutMs: 5000, execOutputCapBytes: 4096 });
+  { writeTools: true, execTools: true, execTimeoutMs: 5000, execOutputCapBytes: 4096, resultCapBytes: 65536 });
   assert.throws(() => toolDeploymentFromEnv({ CHATD_ENABLE_EXEC_TOOLS: "maybe" }), /CHATD_ENABLE_EXEC_TOOLS/);
   assert.throws(() => toolDeploymentFromEnv({ CHATD_EXEC_OUTPUT_CAP_BYTES: "1000000" }), /CHATD_EXEC_OUTPUT_CAP_BYTES/);
 });

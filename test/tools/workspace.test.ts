@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import {
-  capOutput, executeTool, parseToolArgs, READ_CAP_BYTES, toolsForChat, workspaceTools, type ToolDefinition, type ToolOutput,
+  capOutput, executeTool, parseToolArgs, DEFAULT_TOOL_RESULT_CAP_BYTES, toolsForChat, workspaceTools, type ToolDefinition, type ToolOutput,
 } from "../../src/tools/index.ts";
 
 let root: string;
@@ -22,7 +22,7 @@ test.before(async () => {
   await mkdir(join(root, "ws", "sub"), { recursive: true });
   await writeFile(join(root, "ws", "a.txt"), "hello\nneedle here\n");
   await writeFile(join(root, "ws", "sub", "b.txt"), "another needle\n");
-  await writeFile(join(root, "ws", "big.txt"), "x".repeat(READ_CAP_BYTES + 1000));
+  await writeFile(join(root, "ws", "big.txt"), "x".repeat(DEFAULT_TOOL_RESULT_CAP_BYTES + 1000));
   await writeFile(join(root, "ws", "bin.dat"), Buffer.from([1, 0, 2]));
   await writeFile(join(root, "secret.txt"), "needle outside the workspace: SECRET\n");
   await mkdir(join(root, "ws2"));
@@ -71,8 +71,8 @@ test("output caps: a large file is cut with a note; binary files are refused; la
   assert.is(big.isError, false);
   const text = big.result as string;
   assert.ok(text.startsWith("x".repeat(1000)));
-  assert.ok(text.endsWith(`[truncated: showing the first ${READ_CAP_BYTES} of ${READ_CAP_BYTES + 1000} bytes]`));
-  assert.ok(Buffer.byteLength(text) < READ_CAP_BYTES + 200);
+  assert.ok(text.endsWith(`[truncated: showing the first ${DEFAULT_TOOL_RESULT_CAP_BYTES} of ${DEFAULT_TOOL_RESULT_CAP_BYTES + 1000} bytes]`));
+  assert.ok(Buffer.byteLength(text) < DEFAULT_TOOL_RESULT_CAP_BYTES + 200);
   assert.is(errorOf(await run("read_file", { path: "bin.dat" })), "bin.dat looks like a binary file");
   const capped = capOutput({ result: { items: "é".repeat(50_000) }, isError: false }, 1000);
   assert.type(capped.result, "string");

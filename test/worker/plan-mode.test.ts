@@ -28,7 +28,7 @@ test.before(async () => {
   server = await startMockProvider();
   await addModelConfig(db, "openai-chat", "openai-chat", server.url);
   root = await makeWorkspaces();
-  worker = await startTestWorker(db, root, { tools: { writeTools: true, execTools: true, execTimeoutMs: 5000, execOutputCapBytes: 4096 } });
+  worker = await startTestWorker(db, root, { tools: { writeTools: true, execTools: true, execTimeoutMs: 5000, execOutputCapBytes: 4096, resultCapBytes: 65536 } });
   user = await createUser(db, "pat");
 });
 test.after(async () => {

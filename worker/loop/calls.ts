@@ -48,7 +48,7 @@ export async function runLocalCalls(calls: PendingCall[], tools: ChatTools, ctx:
     const output = tool == null
       ? { result: { error: tools.withheld.get(call.tool_name) ?? `unknown tool: ${call.tool_name}` }, isError: true }
       : await executeTool(tool, call.args, {
-        planMode: tools.planMode, toolCallId: call.tool_call_id, workspacesRoot: ctx.workspacesRoot, workspace: ctx.workspace,
+        planMode: tools.planMode, outputCapBytes: tools.resultCapBytes, toolCallId: call.tool_call_id, workspacesRoot: ctx.workspacesRoot, workspace: ctx.workspace,
         signal: ctx.signal, ...(ctx.timeoutMs != null ? { timeoutMs: ctx.timeoutMs } : {}),
       });
     results.push({ type: "tool-result", tool_call_id: call.tool_call_id, tool_name: call.tool_name,

@@ -42,7 +42,12 @@ export function badRequest(field: string, detail: string): HttpError {
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { ...headers, "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(body));
+  sendJsonText(res, status, JSON.stringify(body), headers);
+}
+
+/** A JSON body serialized already (a transcript page, whose parts were serialized as it was built). */
+export function sendJsonText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, "content-type": "application/json", "cache-control": "no-store" }).end(text);
 }
 
 let counter = 0;

@@ -17,7 +17,8 @@ export interface StreamLimits {
 
 export const DEFAULT_STREAM_LIMITS: Readonly<StreamLimits> = Object.freeze({ perUser: 16, perProcess: 1000, sendDeadlineMs: 30_000 });
 
-function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/** A positive integer setting, or `fallback` when unset; anything else throws (a bad value stops the start). */
+export function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);

@@ -2,7 +2,8 @@
 //   POST /api/chat                 send (or create, edit, answer tool calls) and stream the turn
 //   GET  /api/chat/:id/stream      resume: replay the running turn from chatd's durable transcript, then live
 //                                  (204 when no turn runs)
-//   GET  /api/chat/:id/messages    the transcript as UI messages, for a client that loads a chat
+//   GET  /api/chat/:id/messages    the transcript as UI messages, for a client that loads a chat, in pages of at
+//                                  most CHATD_TRANSCRIPT_PAGE_BYTES: `next` (and a Link rel=next) is `?after=`
 //   POST /api/chat/:id/stop        interrupt the running turn (a structured request gets a canceled receipt)
 //   POST /api/response-format/check  the server's own response_format check, for forms that check before sending
 // A dropped connection never interrupts: turns are durable and a reload resumes them. Streams are SSE with
@@ -13,12 +14,12 @@ import type { PostGraphileInstance } from "postgraphile";
 import { validateResponseFormat } from "../../structured/index.ts";
 import { logger } from "../../log.ts";
 import type { Identity } from "../auth.ts";
-import { badRequest, HttpError, sendError, sendJson } from "../http/errors.ts";
+import { badRequest, HttpError, sendError, sendJson, sendJsonText } from "../http/errors.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { BoundedSender, type StreamLease, type StreamRegistry } from "../http/streams.ts";
 import { performChatRequest, type Action } from "./actions.ts";
 import { executorFor, GraphQLRefusal, type Executor } from "./graphql.ts";
-import { latestInput, readChat, uiMessages } from "./history.ts";
+import { latestInputId, parseCursor, readHead, readPage } from "./history.ts";
 import { BODY_LIMITS, parseChatRequest } from "./request.ts";
 import { streamTurn, type ChunkSink } from "./turn-stream.ts";
 
@@ -68,6 +69,8 @@ interface Context {
   executor: Executor;
   identity: Extract<Identity, { kind: "user" }>;
   streams: StreamRegistry;
+  /** The cap on one page of GET /api/chat/:id/messages (CHATD_TRANSCRIPT_PAGE_BYTES). */
+  transcriptPageBytes: number;
 }
 
 /** A stream slot for the caller (429 when it holds its cap), taken before the request has any effect. */
@@ -121,21 +124,27 @@ async function route(req: IncomingMessage, res: ServerResponse, context: Context
     return;
   }
   if (id !== undefined && (action === "stream" || action === "messages") && method === "GET") {
-    const chat = await readChat(executor, id);
-    if (!chat) throw new GraphQLRefusal("chat not found", "NOT_FOUND");
-    const input = latestInput(chat.rows);
-    const active = chat.status === "running" || chat.status === "interrupting";
+    const head = await readHead(executor, id);
+    if (!head) throw new GraphQLRefusal("chat not found", "NOT_FOUND");
+    const active = head.status === "running" || head.status === "interrupting";
     if (action === "messages") {
-      sendJson(res, 200, { chatId: chat.chatId, status: chat.status, active, pendingToolCalls: chat.pendingToolCalls,
-        lastError: chat.lastError, messages: await uiMessages(chat.chatId, chat.rows) });
+      const cursor = parseCursor(new URL(req.url ?? "", "http://chatd").searchParams.get("after"));
+      const page = await readPage(executor, head.chatId, cursor, context.transcriptPageBytes);
+      if (!page) throw new GraphQLRefusal("chat not found", "NOT_FOUND");
+      const link: Record<string, string> = page.next === null ? {} : { link: `</api/chat/${head.chatId}/messages?after=${page.next}>; rel="next"` };
+      // `next` last: the body is the head's JSON with the page's messages spliced in.
+      const start = JSON.stringify({ chatId: head.chatId, status: head.status, active, pendingToolCalls: head.pendingToolCalls,
+        lastError: head.lastError }).slice(0, -1);
+      sendJsonText(res, 200, `${start},"messages":${page.messagesJson},"next":${JSON.stringify(page.next)}}`, link);
       return;
     }
-    if (!active || !input) {
+    const input = active ? await latestInputId(executor, head.chatId) : null;
+    if (input === null) {
       res.writeHead(204).end();
       return;
     }
     const { sender, lease } = openStream(res, context);
-    streamAction(res, sender, lease, executor, { kind: "turn", chatId: chat.chatId, inputRowId: input.rowId, cursor: input.rowId, knownCalls: [] });
+    streamAction(res, sender, lease, executor, { kind: "turn", chatId: head.chatId, inputRowId: input, cursor: input, knownCalls: [] });
     return;
   }
   throw new HttpError(405, "METHOD_NOT_ALLOWED", `${method} is not served here`);
@@ -147,7 +156,7 @@ export interface UiChatHandler {
   handle(req: IncomingMessage, res: ServerResponse, identity: Identity): void;
 }
 
-export function createUiChatHandler(pgl: PostGraphileInstance, streams: StreamRegistry): UiChatHandler {
+export function createUiChatHandler(pgl: PostGraphileInstance, streams: StreamRegistry, transcriptPageBytes: number): UiChatHandler {
   return {
     matches: (req) => ROUTE.test(req.url ?? ""),
     handle(req, res, identity) {
@@ -155,7 +164,7 @@ export function createUiChatHandler(pgl: PostGraphileInstance, streams: StreamRe
         sendError(res, new HttpError(401, "UNAUTHENTICATED", "send Authorization: Bearer <token>"));
         return;
       }
-      route(req, res, { executor: executorFor(pgl, req, res), identity, streams }).catch((error: unknown) => sendError(res, error));
+      route(req, res, { executor: executorFor(pgl, req, res), identity, streams, transcriptPageBytes }).catch((error: unknown) => sendError(res, error));
     },
   };
 }

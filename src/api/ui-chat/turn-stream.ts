@@ -9,13 +9,15 @@
 // that status was sent, or when the next input row starts another turn (a queued follow-up), or on historyReset
 // (an edit discarded the transcript: the client reloads it).
 import { FINALIZER_TOOL_NAME } from "../../structured/finalizer.ts";
-import type { Executor } from "./graphql.ts";
+import { GraphQLRefusal, type Executor } from "./graphql.ts";
 import { after, isInput, ROW_FIELDS, rowChunks, turnMessageId, type Chunk, type Row } from "./parts.ts";
 
 const EVENTS = `subscription($chatId: UUID!, $after: BigInt) { chatEvents(chatId: $chatId, afterMessageId: $after) {
   type status pendingToolCalls message { ${ROW_FIELDS} } part { historyVersion generationAttempt seq data } } }`;
-const SNAPSHOT = `query($id: UUID!, $after: BigInt) { chatByRowId(rowId: $id) { status lastError pendingToolCalls
-  messages(afterId: $after) { nodes { ${ROW_FIELDS} } } } }`;
+const COMMITTED = `query($id: UUID!, $after: BigInt, $first: Int) { chatByRowId(rowId: $id) { status lastError pendingToolCalls
+  messages(afterId: $after, first: $first) { nodes { ${ROW_FIELDS} } } } }`;
+/** Rows per read of committed rows: what a replay holds at once, whatever the turn's length. */
+const COMMITTED_BATCH = 16;
 
 type Status = "RUNNING" | "INTERRUPTING" | "REQUIRES_ACTION" | "WAITING" | "ERROR";
 
@@ -213,51 +215,81 @@ function chatData(chatId: string, status: string, pendingToolCalls: unknown): Ch
   return { type: "data-chat", data: { chatId, status: status.toLowerCase(), pendingToolCalls: pendingToolCalls ?? [] }, transient: true };
 }
 
+interface ChatState {
+  status: Status;
+  lastError: { message?: string } | null;
+  pendingToolCalls: unknown;
+}
+
+/**
+ * Sends the rows committed after the turn's cursor, read a batch at a time, each row once the client has taken the
+ * one before (back-pressure): a replay of a long turn holds one batch, never the turn. Returns the chat's state as
+ * of the first read (null when the caller cannot see the chat) and whether the stream should end (the next turn
+ * started, or the client is gone).
+ */
+async function sendCommitted(executor: Executor, chatId: string, turn: TurnWriter, writer: ChunkSink): Promise<{ chat: ChatState | null; ended: boolean }> {
+  let chat: ChatState | null = null;
+  for (;;) {
+    const { chatByRowId: page } = await executor.run<{ chatByRowId: (ChatState & { messages: { nodes: Row[] } }) | null }>(
+      COMMITTED, { id: chatId, after: turn.cursor, first: COMMITTED_BATCH });
+    if (!page) return { chat, ended: true };
+    chat ??= { status: page.status, lastError: page.lastError, pendingToolCalls: page.pendingToolCalls };
+    for (const row of page.messages.nodes) {
+      if (!turn.row(row) || !await writer.drained()) return { chat, ended: true };
+    }
+    if (page.messages.nodes.length < COMMITTED_BATCH) return { chat, ended: false };
+  }
+}
+
 /** Writes the turn to `writer` and resolves when the stream should end (see the top of the file). */
 export async function streamTurn(writer: ChunkSink, options: TurnStreamOptions): Promise<void> {
   const { executor, chatId } = options;
   writer.write({ type: "start", messageId: turnMessageId(options.inputRowId),
     messageMetadata: { chatId, inputMessageId: options.inputRowId } });
   const turn = new TurnWriter(writer, options.cursor, options.knownCalls ?? []);
-  const events = await executor.subscribe<{ chatEvents: ChatEvent }>(EVENTS, { chatId, after: options.cursor });
-  const stop = () => void events.return?.();
-  options.signal.addEventListener("abort", stop, { once: true });
+  // What is committed already is read in batches here; the subscription then starts after it, so it delivers
+  // only what comes next (its own catch-up reads each row by itself).
+  const committed = await sendCommitted(executor, chatId, turn, writer);
+  if (!committed.chat) throw new GraphQLRefusal("chat not found", "NOT_FOUND");
   let finalStatus: Status | null = null;
-  try {
-    for await (const { chatEvents: event } of events) {
-      if (event.type === "message" && event.message) {
-        if (!turn.row(event.message)) break;
-      } else if (event.type === "messagePart" && event.part) {
-        turn.delta(event.part);
-      } else if (event.type === "previewReset") {
-        turn.resetPreview();
-      } else if (event.type === "historyReset") {
-        break;
-      } else if ((event.type === "status" || event.type === "actionRequired") && event.status) {
-        if (TERMINAL.has(event.status)) {
-          finalStatus = await settle(executor, chatId, turn, writer);
+  if (!committed.ended && !options.signal.aborted) {
+    const events = await executor.subscribe<{ chatEvents: ChatEvent }>(EVENTS, { chatId, after: turn.cursor });
+    const stop = () => void events.return?.();
+    options.signal.addEventListener("abort", stop, { once: true });
+    try {
+      for await (const { chatEvents: event } of events) {
+        if (event.type === "message" && event.message) {
+          if (!turn.row(event.message)) break;
+        } else if (event.type === "messagePart" && event.part) {
+          turn.delta(event.part);
+        } else if (event.type === "previewReset") {
+          turn.resetPreview();
+        } else if (event.type === "historyReset") {
           break;
+        } else if ((event.type === "status" || event.type === "actionRequired") && event.status) {
+          if (TERMINAL.has(event.status)) {
+            finalStatus = await settle(executor, chatId, turn, writer);
+            break;
+          }
+          writer.write(chatData(chatId, event.status, event.pendingToolCalls));
         }
-        writer.write(chatData(chatId, event.status, event.pendingToolCalls));
+        // Back-pressure: the next event is read only once the client has read this one's chunks.
+        if (!await writer.drained()) break;
       }
-      // Back-pressure: the next event is read only once the client has read this one's chunks.
-      if (!await writer.drained()) break;
+    } finally {
+      options.signal.removeEventListener("abort", stop);
+      await events.return?.();
     }
-  } finally {
-    options.signal.removeEventListener("abort", stop);
-    await events.return?.();
   }
   if (options.signal.aborted) return;
   turn.close();
   writer.write({ type: "finish", finishReason: finalStatus === "REQUIRES_ACTION" ? "tool-calls" : finalStatus === "ERROR" ? "error" : "stop" });
 }
 
-/** The turn stopped running: sends the rows committed before that (the status was read after them). */
+/** The turn stopped running: sends the rows committed before that (the status was read before them). */
 async function settle(executor: Executor, chatId: string, turn: TurnWriter, writer: ChunkSink): Promise<Status | null> {
-  const { chatByRowId: chat } = await executor.run<{ chatByRowId: { status: Status; lastError: { message?: string } | null;
-    pendingToolCalls: unknown; messages: { nodes: Row[] } } | null }>(SNAPSHOT, { id: chatId, after: turn.cursor });
+  const { chat } = await sendCommitted(executor, chatId, turn, writer);
   if (!chat) return null;
-  for (const row of chat.messages.nodes) if (!turn.row(row)) break;
   writer.write(chatData(chatId, chat.status, chat.pendingToolCalls));
   if (chat.status === "ERROR" && !turn.ended) {
     writer.write({ type: "error", errorText: chat.lastError?.message ?? "the turn ended with an error" });
