@@ -6,17 +6,17 @@
 // actually returns the memory. Meta-validation uses one shared instance that only ever holds the
 // bundled draft-07 meta-schema.
 
-import { _, Ajv, type CodeKeywordDefinition, type ErrorObject, type KeywordCxt, type KeywordDefinition, type ValidateFunction } from "ajv";
-import type { DataValidateFunction, RegExpEngine } from "ajv/dist/types/index.js";
+import { _, Ajv, type CodeKeywordDefinition, type ErrorObject, type ValidateFunction } from "ajv";
+import type { RegExpEngine } from "ajv/dist/types/index.js";
 import draft07 from "ajv/dist/refs/json-schema-draft-07.json" with { type: "json" };
 import { createRequire } from "node:module";
 import { RE2Set, type RE2JS } from "re2js";
 import { COMPILE_CACHE_SIZE, SCHEMA_LIMITS, SCHEMA_MAX_BYTES } from "./caps.ts";
 import { canonicalJson, sha256Hex } from "./canonical.ts";
-import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, type Decimal } from "./decimal.ts";
-import { equalityKeyAt, longNumberAt, ownKeys, ownValues } from "./exact-data.ts";
+import { ownKeys, ownValues } from "./exact-data.ts";
+import { EXACT_KEYWORD_DEFS } from "./exact-keywords.ts";
 import { FORMAT_CHECKS, SUPPORTED_FORMATS } from "./formats.ts";
-import { isJsonObject, JsonNumber, limitError, type JsonValue } from "./json-boundary.ts";
+import { isJsonObject, limitError, type JsonValue } from "./json-boundary.ts";
 import type { ExpandedSize, SizeCounts } from "./schema-graph.ts";
 import { compileRe2, RewrittenPattern, type PatternProgram } from "./patterns.ts";
 import { screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
@@ -159,109 +159,6 @@ const re2Engine = ((pattern: string) => {
 }) as unknown as RegExpEngine;
 // Only used by ajv's standalone code generation, which we never run.
 re2Engine.code = "re2js";
-
-// The exact keywords are code keywords: the generated validator calls `check(data, parentData,
-// parentDataProperty)` inline. (As ajv function keywords, every call also built an instancePath
-// string with two regex replaces and a context object, per number per branch: ~0.7 µs of the
-// ~1 µs each check cost.) Errors are the same objects as before: this keyword, the message, `{}`.
-type Check = (data: unknown, parent: unknown, prop: unknown) => boolean;
-
-function exactKeyword(keyword: string, schemaType: "string" | "boolean" | "array", message: (schema: unknown) => string, make: (schema: unknown) => Check): CodeKeywordDefinition {
-  return {
-    keyword,
-    schemaType,
-    error: { message: (cxt) => message(cxt.schema) },
-    code(cxt: KeywordCxt) {
-      const check = cxt.gen.scopeValue("keyword", { ref: make(cxt.schema) });
-      cxt.pass(_`${check}(${cxt.data}, ${cxt.it.parentData}, ${cxt.it.parentDataProperty})`);
-    },
-  };
-}
-
-/** The exact value of a number ajv sees: its literal when the float is not exact, else the float's. */
-function decimalAt(x: number, parent: unknown, prop: unknown): Decimal {
-  return longNumberAt(parent, prop)?.decimal ?? parseDecimal(String(x));
-}
-
-function bound(keyword: string, op: string, ok: (cmp: number) => boolean): CodeKeywordDefinition {
-  return exactKeyword(keyword, "string", (schema) => `must be ${op} ${String(schema)}`, (schema) => {
-    const limit = new JsonNumber(String(schema));
-    const f = limit.short;
-    return (data, parent, prop) => {
-      if (typeof data !== "number") return true;
-      // Both floats exact: comparing them is comparing the decimals (decimal.ts shortFloat).
-      if (f !== undefined && longNumberAt(parent, prop) === undefined) return ok(data < f ? -1 : data > f ? 1 : 0);
-      return ok(compareDecimal(decimalAt(data, parent, prop), limit.decimal));
-    };
-  });
-}
-
-const EXACT_KEYWORD_DEFS: readonly KeywordDefinition[] = [
-  bound("chatdMinimum", ">=", (c) => c >= 0),
-  bound("chatdMaximum", "<=", (c) => c <= 0),
-  bound("chatdExclusiveMinimum", ">", (c) => c > 0),
-  bound("chatdExclusiveMaximum", "<", (c) => c < 0),
-  exactKeyword("chatdMultipleOf", "string", (schema) => `must be multiple of ${String(schema)}`, (schema) => {
-    const d = new JsonNumber(String(schema));
-    // A safe integer divisor and a safe integer value are both exact floats and `%` (fmod) is exact.
-    const intDivisor = Number.isSafeInteger(d.short) ? d.short : undefined;
-    return (data, parent, prop) => {
-      if (typeof data !== "number") return true;
-      if (intDivisor !== undefined && Number.isSafeInteger(data) && longNumberAt(parent, prop) === undefined) return data % intDivisor === 0;
-      return isMultipleOf(decimalAt(data, parent, prop), d.decimal);
-    };
-  }),
-  // An exact float is an integer exactly when the decimal is (see shortFloat).
-  exactKeyword("chatdInteger", "boolean", () => "must be integer", () => (data, parent, prop) => {
-    if (typeof data !== "number") return true;
-    const long = longNumberAt(parent, prop);
-    return long === undefined ? Number.isInteger(data) : isIntegerDecimal(long.decimal);
-  }),
-  exactKeyword("chatdConst", "string", () => "must be equal to constant", (schema) => {
-    const key = String(schema);
-    return (data, parent, prop) => equalityKeyAt(data, parent, prop) === key;
-  }),
-  exactKeyword("chatdEnum", "array", () => "must be equal to one of the allowed values", (schema) => {
-    const keys = schema as string[];
-    const allowed = new Set(keys);
-    // A string's key is JSON.stringify(string): test the raw strings without building keys.
-    const strings = new Set(keys.filter((k) => k.startsWith('"')).map((k) => JSON.parse(k) as string));
-    return (data, parent, prop) => (typeof data === "string" ? strings.has(data) : allowed.has(equalityKeyAt(data, parent, prop)));
-  }),
-  // A function keyword: its message names the duplicate items (one call per array, not per item).
-  {
-    keyword: "chatdUniqueItems",
-    schemaType: "boolean",
-    errors: true,
-    compile() {
-      const fn: DataValidateFunction = (data: unknown) => {
-        if (!Array.isArray(data)) return true;
-        // Exact floats are keyed by the float itself (Map: 0 and -0 are one key); a long number's
-        // key never equals an exact float's value, so the two maps cannot miss a duplicate.
-        const floats = new Map<number, number>();
-        const others = new Map<string, number>();
-        for (let i = 0; i < data.length; i++) {
-          const x: unknown = data[i];
-          let j: number | undefined;
-          if (typeof x === "number" && longNumberAt(data, i) === undefined) {
-            j = floats.get(x);
-            if (j === undefined) floats.set(x, i);
-          } else {
-            const key = equalityKeyAt(x, data, i);
-            j = others.get(key);
-            if (j === undefined) others.set(key, i);
-          }
-          if (j !== undefined) {
-            fn.errors = [{ keyword: "chatdUniqueItems", message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`, params: {} }];
-            return false;
-          }
-        }
-        return true;
-      };
-      return fn;
-    },
-  },
-];
 
 const metaAjv = new Ajv({ strict: false, validateFormats: false, logger: false, allErrors: false });
 const validateDraft07 = metaAjv.compile(draft07);
