@@ -109,6 +109,12 @@ test("validate --jsonl: a repeated schema's lines get the full path's verdicts f
   // (a problem in the value, an over-long line, the line after the other schema: it re-remembers).
   assert.ok(memo.hits >= 20, `only ${memo.hits} lines recognised`);
   assert.is(memo.opening, `{"schema":${schema},"value":`);
+  // Lines are parsed from their UTF-8 bytes when that is lossless: a raw lone surrogate is not
+  // replaced by U+FFFD on the way, it is refused.
+  for (const m of [memo, undefined]) {
+    assert.equal(validateJsonlLine(`{"schema":${schema},"value":{"name":"a\uD800b","value":1}}`, m),
+      { ok: false, errors: [{ pointer: "/name", message: "invalid-utf8: lone surrogate in input text" }] });
+  }
 });
 
 test("validate --jsonl: a schema whose end cannot be told apart in a few tries is not remembered", () => {
