@@ -1,5 +1,5 @@
 // Bridges ajv (which sees plain JS values) and the exact tree. ajv sees every number as Number(text);
-// the exact keywords (compile.ts) decide on that float whenever it is exact (JsonNumber.short:
+// the exact keywords (exact-keywords.ts) decide on that float whenever it is exact (JsonNumber.short:
 // zero, or ≤ 15 significant digits in the normal range), which is nearly always. Only for the other
 // numbers ("long" ones: 9007199254740993, 0.30000000000000001, 1e-320) do they need the literal,
 // found from ajv's (parentData, parentDataProperty): each plain container that directly holds a

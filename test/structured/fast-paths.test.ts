@@ -6,7 +6,7 @@ import { RE2JS } from "re2js";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { canonicalJson, sortedKeys, storedByteLength } from "../../src/structured/canonical.ts";
-import { KeyPattern } from "../../src/structured/compile.ts";
+import { KeyPattern } from "../../src/structured/ajv-patches.ts";
 import { shortFloat } from "../../src/structured/decimal.ts";
 import { ownKeys, ownValues, withExactData } from "../../src/structured/exact-data.ts";
 import { FORMAT_CHECKS } from "../../src/structured/formats.ts";
