@@ -2,10 +2,10 @@
 // requires_action deadlines, interrupts and tool results. Time passes by back-dating, never by sleeping.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, chatRow, chatStatus, commitStep, count, createChat, createUser, dynamicTool, enterRequiresAction,
-  expireLease, type Fence, interrupt, receipts, requestStatus, requiresActionChat, sendMessage, setStructuredExperiment,
+  chatDatabase, acquire, assistantText, chatRow, chatStatus, commitStep, count, createChat, dynamicTool,
+  enterRequiresAction, expireLease, type Fence, interrupt, receipts, requestStatus, requiresActionChat, sendMessage,
   structured, submitToolResults,
 } from "../support/chats.ts";
 
@@ -13,9 +13,7 @@ let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "recovery");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("recovery"));
 });
 test.after(async () => {
   await db.drop();
