@@ -117,12 +117,17 @@ async function runJsonl(lines: string[]): Promise<boolean> {
   return first !== undefined && (JSON.parse(first) as { ok: boolean }).ok;
 }
 
-/** `rounds` other than 3 (the issue's method) shows the steady state on a loaded machine. */
-export async function measureSeedShape({ schema, value }: SeedShape, rounds = 3): Promise<SeedResult> {
+/**
+ * `rounds` other than 3 (the issue's method) shows the steady state on a loaded machine. `withPlain` false
+ * leaves plain ajv out (NaN, null in the JSON line): on a loaded machine its 4,000-key shapes take minutes, and an A/B of two
+ * checkouts only needs ours (`SEED_PLAIN=0 node bench/validator-seed-shapes.ts <index> 10` in each).
+ */
+export async function measureSeedShape({ schema, value }: SeedShape, rounds = 3, withPlain = true): Promise<SeedResult> {
   const line = `{"schema":${schema},"value":${value}}`;
   const lines = Array.from({ length: LINES }, () => `${line}\n`);
   const valid = await runJsonl(lines);
   const ours = await best(() => runJsonl(lines), rounds);
+  if (!withPlain) return { oursCpuMs: ours.cpu, oursWallMs: ours.wall, plainCpuMs: NaN, plainWallMs: NaN, valid };
   const plainFn = new Ajv({ strict: false }).compile(JSON.parse(schema) as object);
   const plain = await best(() => {
     for (const l of lines) plainFn((JSON.parse(l) as { value: unknown }).value);
@@ -134,5 +139,5 @@ const shapeIndex = process.argv[1]?.endsWith("validator-seed-shapes.ts") === tru
 if (shapeIndex !== undefined) {
   const shape = SEED_SHAPES[shapeIndex];
   if (shape === undefined) throw new Error(`no seed shape ${String(process.argv[2])}`);
-  process.stdout.write(`${JSON.stringify(await measureSeedShape(shape, Number(process.argv[3] ?? "3")))}\n`);
+  process.stdout.write(`${JSON.stringify(await measureSeedShape(shape, Number(process.argv[3] ?? "3"), process.env.SEED_PLAIN !== "0"))}\n`);
 }
