@@ -340,6 +340,8 @@ declare
   v_recoveries integer;
   v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
   v_epoch chat_private.server_epoch := chat_private._server_epoch();
+  v_dead_workers text[];
+  v_dead_runs bigint[];
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
@@ -374,15 +376,20 @@ begin
     end if;
     perform chat_private.enqueue_chat_run(v_chat.id);
   end loop;
-  -- chat_run jobs that dead workers hold (fetched, never finished) only wake chats, which the loop above has woken
-  -- again: they are removed, so the queue shows each job once in its real state (chat_private.job_queue).
-  -- Graphile Worker's own removal (complete_jobs, remove_job) leaves a job locked less than four hours alone, so
-  -- this one write goes to its table; every read here uses its public view graphile_worker.jobs.
-  delete from graphile_worker._private_jobs j
-  using graphile_worker.jobs v, chat_private.worker_processes w
-  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by
-    and not chat_private.worker_row_is_live(w.expires_at)
-    and j.locked_at is not null;
+  -- Jobs that dead workers hold (fetched, never finished) are unlocked through Graphile Worker's public API
+  -- (force_unlock_workers: the other tasks' jobs run again now rather than after its four-hour lock timeout), and
+  -- their chat_run jobs, which only wake chats the loop above has woken again, removed (complete_jobs, which takes
+  -- unlocked jobs only: hence the ids first), so the queue shows each job once in its real state
+  -- (chat_private.job_queue). Both in this transaction: no other worker fetches a job in between.
+  select array_agg(w.queue_id) into v_dead_workers from chat_private.worker_processes w
+  where not chat_private.worker_row_is_live(w.expires_at)
+    and exists (select 1 from graphile_worker.jobs j where j.locked_by = w.queue_id);
+  if v_dead_workers is not null then
+    select array_agg(j.id) into v_dead_runs from graphile_worker.jobs j
+    where j.task_identifier = 'chat_run' and j.locked_by = any(v_dead_workers);
+    perform graphile_worker.force_unlock_workers(v_dead_workers);
+    perform graphile_worker.complete_jobs(coalesce(v_dead_runs, '{}'));
+  end if;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'
     and not exists (select 1 from graphile_worker.jobs j where j.locked_by = w.queue_id);

@@ -103,30 +103,40 @@ function storedStringBytes(s: string): number {
   return PLAIN_ASCII.test(s) ? s.length + 2 : Buffer.byteLength(pgString(s), "utf8");
 }
 
+/** Characters of String(x) for an integer |x| < 1e15 (powers of ten are exact doubles up to 1e22). */
+function integerLength(x: number): number {
+  const a = x < 0 ? -x : x;
+  // Comparisons only (no division or loop): called once per integer of a value, 4,094 in the bench's arrays.
+  const digits = a < 1e4 ? (a < 10 ? 1 : a < 100 ? 2 : a < 1e3 ? 3 : 4)
+    : a < 1e8 ? (a < 1e5 ? 5 : a < 1e6 ? 6 : a < 1e7 ? 7 : 8)
+    : a < 1e12 ? (a < 1e9 ? 9 : a < 1e10 ? 10 : a < 1e11 ? 11 : 12)
+    : a < 1e13 ? 13 : a < 1e14 ? 14 : 15;
+  return x < 0 ? digits + 1 : digits;
+}
+
+/** storedByteLength of a number. */
+function storedNumberBytes(v: JsonNumber): number {
+  // An integer of at most 15 digits is stored as written: count its digits without making its text.
+  const int = v.lazyInteger;
+  return int === undefined ? numericText(v.text).length : integerLength(int);
+}
+
 /**
  * Buffer.byteLength(canonicalJson(v)) without building the text or sorting keys (order does not
  * change the length): for callers that need the stored size but not the text.
  */
-/** Characters of String(x) for an integer |x| < 1e15 (powers of ten are exact doubles up to 1e22). */
-function integerLength(x: number): number {
-  let n = x < 0 ? 2 : 1;
-  const a = Math.abs(x);
-  for (let p = 10; a >= p; p *= 10) n++;
-  return n;
-}
-
 export function storedByteLength(v: JsonValue): number {
   if (v === null || v === true) return 4;
   if (v === false) return 5;
   if (typeof v === "string") return storedStringBytes(v);
-  if (v instanceof JsonNumber) {
-    // An integer of at most 15 digits is stored as written: count its digits without making its text.
-    const int = v.lazyInteger;
-    return int === undefined ? numericText(v.text).length : integerLength(int);
-  }
+  if (v instanceof JsonNumber) return storedNumberBytes(v);
   if (Array.isArray(v)) {
     let n = v.length === 0 ? 2 : 2 * v.length;
-    for (const x of v) n += storedByteLength(x);
+    // Numbers counted in the loop (no call per item: large arrays are mostly numbers).
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i] ?? null;
+      n += x instanceof JsonNumber ? storedNumberBytes(x) : storedByteLength(x);
+    }
     return n;
   }
   // {"k": v, …}: braces, and per entry the key, ": " and ", " (one separator fewer than entries).

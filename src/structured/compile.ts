@@ -6,19 +6,15 @@
 // actually returns the memory. Meta-validation uses one shared instance that only ever holds the
 // bundled draft-07 meta-schema.
 
-import { _, Ajv, type CodeKeywordDefinition, type ErrorObject, type KeywordCxt, type KeywordDefinition, type ValidateFunction } from "ajv";
-import type { DataValidateFunction, RegExpEngine } from "ajv/dist/types/index.js";
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import draft07 from "ajv/dist/refs/json-schema-draft-07.json" with { type: "json" };
-import { createRequire } from "node:module";
-import { RE2Set, type RE2JS } from "re2js";
+import { compilingOurSchema, iterateCachedKeys, re2Engine } from "./ajv-patches.ts";
 import { COMPILE_CACHE_SIZE, SCHEMA_LIMITS, SCHEMA_MAX_BYTES } from "./caps.ts";
 import { canonicalJson, sha256Hex } from "./canonical.ts";
-import { compareDecimal, isIntegerDecimal, isMultipleOf, parseDecimal, type Decimal } from "./decimal.ts";
-import { equalityKeyAt, longNumberAt, ownKeys, ownValues } from "./exact-data.ts";
+import { EXACT_KEYWORD_DEFS } from "./exact-keywords.ts";
 import { FORMAT_CHECKS, SUPPORTED_FORMATS } from "./formats.ts";
-import { isJsonObject, JsonNumber, limitError, type JsonValue } from "./json-boundary.ts";
+import { isJsonObject, limitError, type JsonValue } from "./json-boundary.ts";
 import type { ExpandedSize, SizeCounts } from "./schema-graph.ts";
-import { compileRe2, RewrittenPattern, type PatternProgram } from "./patterns.ts";
 import { screenSchema, toPlain, type SchemaError } from "./schema-screen.ts";
 
 export interface CompiledSchema {
@@ -41,227 +37,6 @@ export interface CompiledSchema {
 
 export type CompileResult = { ok: true; validator: CompiledSchema } | { ok: false; errors: { field: string; detail: string }[] };
 
-// ajv's properties, patternProperties and additionalProperties skip a "__proto__" entry (through this
-// one helper), a guard for instances whose objects inherit Object.prototype. Ours never do (plain
-// data objects and screened schemas have prototypes without properties, exact-data.ts and
-// schema-screen.ts), so while one of our schemas compiles the helper keeps every name: a property
-// name is data, whatever it is. Other ajv users in the process keep ajv's behaviour.
-const ajvCode = createRequire(import.meta.url)("ajv/dist/vocabularies/code.js") as { allSchemaProperties: (map?: object) => string[] };
-const ajvAllSchemaProperties = ajvCode.allSchemaProperties;
-let compilingOurs = false;
-ajvCode.allSchemaProperties = (map) => (compilingOurs ? (map === undefined ? [] : Object.keys(map)) : ajvAllSchemaProperties(map));
-
-// Programs the screen compiled for the schema being compiled (compilation is synchronous).
-let screenedPatterns: ReadonlyMap<string, PatternProgram> | undefined;
-// True while ajv generates a key loop (iterateCachedKeys): its patterns are tested against keys.
-let keyPatterns = false;
-
-/**
- * A pattern tested against object keys (patternProperties, and additionalProperties beside it).
- * re2js's `test` runs a one-pass pattern (most anchored patterns are) on its one-pass engine, which
- * interprets the program rune by rune (~1 µs per key for the counted repetitions in the bench); a
- * single-pattern RE2Set always runs re2js's lazy DFA, falling back to the NFA when the DFA gives up.
- * Same RE2 flags (PERL) as RE2JS.compile, same unanchored search, so the same verdict
- * (cross-checked in test/structured/fast-paths.test.ts). The set is built on first use, so schemas
- * that are only compiled pay nothing; if it cannot be built, the RE2JS program decides.
- *
- * Once the DFA has built the states a key needs, the key is walked over them here (see walkDfa)
- * instead of through `RE2Set.match`, whose per-call set-up (an input object, a Set and a sorted
- * array of ids, a closure per match) was most of its ~0.4 µs per key.
- */
-export class KeyPattern {
-  readonly #re: RE2JS;
-  #set: RE2Set | null | undefined;
-  #dfa: LazyDfa | undefined;
-  constructor(re: RE2JS) {
-    this.#re = re;
-  }
-  test(s: string): boolean {
-    if (this.#set === undefined) {
-      try {
-        const set = new RE2Set(RE2Set.UNANCHORED, 0, KEY_PATTERN_DFA_BYTES);
-        set.add(this.#re.pattern());
-        set.compile();
-        this.#set = set;
-        this.#dfa = lazyDfaOf(set);
-      } catch {
-        this.#set = null;
-      }
-    }
-    if (this.#set === null) return this.#re.test(s);
-    const walked = this.#dfa === undefined ? undefined : walkDfa(this.#dfa, s);
-    return walked ?? this.#set.match(s).length > 0;
-  }
-  /**
-   * ajv de-duplicates patterns by toString(). RE2JS returns its pattern text, which never contains
-   * U+0000 (the boundary rejects it in schemas), so the suffix keeps key and value programs apart.
-   */
-  toString(): string {
-    return `${this.#re.toString()}\u0000`;
-  }
-}
-
-// The parts of re2js's DFA (build/index.js, class DFA; not public API) that its own search loop
-// (`DFA.run`) reads. `state.next[cls]` is the state after a character of class `cls` (null until
-// the DFA has computed it); index `numClasses` is the end-of-text step.
-interface DfaState {
-  readonly isMatch: boolean;
-  readonly next: (DfaState | null)[] | null;
-}
-interface LazyDfa {
-  readonly failed: boolean;
-  readonly latin1Class: Int32Array;
-  readonly numClasses: number;
-  readonly startStates: Map<number, DfaState>;
-}
-// re2js Utils.EMPTY_BEGIN_LINE | Utils.EMPTY_BEGIN_TEXT: the start flags of a search from offset 0.
-const START_AT_BEGINNING = 1 | 4;
-
-/** The set's DFA when it has the shape walkDfa expects (else every key goes to RE2Set.match). */
-function lazyDfaOf(set: RE2Set): LazyDfa | undefined {
-  const dfa = (set as unknown as { dfa?: Partial<LazyDfa> }).dfa;
-  if (dfa === undefined || dfa.failed !== false || !(dfa.latin1Class instanceof Int32Array) || dfa.latin1Class.length !== 256) return undefined;
-  if (typeof dfa.numClasses !== "number" || !(dfa.startStates instanceof Map)) return undefined;
-  return dfa as LazyDfa;
-}
-
-/**
- * `DFA.run` for an unanchored search from offset 0, over states the DFA has already built: true
- * when a match state is reached (the set has one pattern, so any match is the verdict), false at
- * the end of text without one, undefined when a character is outside Latin-1 or a transition is not
- * built yet (RE2Set.match then decides, and builds it). Only reads the cache, so the answer is the
- * one `run` would give; a cache reset by the DFA (its memory budget) leaves these states valid.
- */
-function walkDfa(dfa: LazyDfa, s: string): boolean | undefined {
-  const start = dfa.startStates.get(START_AT_BEGINNING);
-  if (start === undefined) return undefined;
-  let state: DfaState = start;
-  const classes = dfa.latin1Class;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    const next: DfaState | null | undefined = c > 0xff ? undefined : state.next?.[classes[c] ?? -1];
-    if (next === undefined || next === null) return undefined;
-    if (next.isMatch) return true;
-    state = next;
-  }
-  const end = state.next?.[dfa.numClasses];
-  return end === undefined || end === null ? undefined : end.isMatch;
-}
-// DFA state budget of a key pattern (re2js's default is 8 MiB): keys are short, so few states.
-const KEY_PATTERN_DFA_BYTES = 1 << 20;
-
-const re2Engine = ((pattern: string) => {
-  const re = screenedPatterns?.get(pattern) ?? compileRe2(pattern);
-  // The screen never lets a rewritten (lookahead) pattern be a patternProperties key.
-  if (!keyPatterns) return re;
-  if (re instanceof RewrittenPattern) throw new Error("a rewritten pattern cannot test keys");
-  return new KeyPattern(re);
-}) as unknown as RegExpEngine;
-// Only used by ajv's standalone code generation, which we never run.
-re2Engine.code = "re2js";
-
-// The exact keywords are code keywords: the generated validator calls `check(data, parentData,
-// parentDataProperty)` inline. (As ajv function keywords, every call also built an instancePath
-// string with two regex replaces and a context object, per number per branch: ~0.7 µs of the
-// ~1 µs each check cost.) Errors are the same objects as before: this keyword, the message, `{}`.
-type Check = (data: unknown, parent: unknown, prop: unknown) => boolean;
-
-function exactKeyword(keyword: string, schemaType: "string" | "boolean" | "array", message: (schema: unknown) => string, make: (schema: unknown) => Check): CodeKeywordDefinition {
-  return {
-    keyword,
-    schemaType,
-    error: { message: (cxt) => message(cxt.schema) },
-    code(cxt: KeywordCxt) {
-      const check = cxt.gen.scopeValue("keyword", { ref: make(cxt.schema) });
-      cxt.pass(_`${check}(${cxt.data}, ${cxt.it.parentData}, ${cxt.it.parentDataProperty})`);
-    },
-  };
-}
-
-/** The exact value of a number ajv sees: its literal when the float is not exact, else the float's. */
-function decimalAt(x: number, parent: unknown, prop: unknown): Decimal {
-  return longNumberAt(parent, prop)?.decimal ?? parseDecimal(String(x));
-}
-
-function bound(keyword: string, op: string, ok: (cmp: number) => boolean): CodeKeywordDefinition {
-  return exactKeyword(keyword, "string", (schema) => `must be ${op} ${String(schema)}`, (schema) => {
-    const limit = new JsonNumber(String(schema));
-    const f = limit.short;
-    return (data, parent, prop) => {
-      if (typeof data !== "number") return true;
-      // Both floats exact: comparing them is comparing the decimals (decimal.ts shortFloat).
-      if (f !== undefined && longNumberAt(parent, prop) === undefined) return ok(data < f ? -1 : data > f ? 1 : 0);
-      return ok(compareDecimal(decimalAt(data, parent, prop), limit.decimal));
-    };
-  });
-}
-
-const EXACT_KEYWORD_DEFS: readonly KeywordDefinition[] = [
-  bound("chatdMinimum", ">=", (c) => c >= 0),
-  bound("chatdMaximum", "<=", (c) => c <= 0),
-  bound("chatdExclusiveMinimum", ">", (c) => c > 0),
-  bound("chatdExclusiveMaximum", "<", (c) => c < 0),
-  exactKeyword("chatdMultipleOf", "string", (schema) => `must be multiple of ${String(schema)}`, (schema) => {
-    const d = new JsonNumber(String(schema));
-    // A safe integer divisor and a safe integer value are both exact floats and `%` (fmod) is exact.
-    const intDivisor = Number.isSafeInteger(d.short) ? d.short : undefined;
-    return (data, parent, prop) => {
-      if (typeof data !== "number") return true;
-      if (intDivisor !== undefined && Number.isSafeInteger(data) && longNumberAt(parent, prop) === undefined) return data % intDivisor === 0;
-      return isMultipleOf(decimalAt(data, parent, prop), d.decimal);
-    };
-  }),
-  // An exact float is an integer exactly when the decimal is (see shortFloat).
-  exactKeyword("chatdInteger", "boolean", () => "must be integer", () => (data, parent, prop) => {
-    if (typeof data !== "number") return true;
-    const long = longNumberAt(parent, prop);
-    return long === undefined ? Number.isInteger(data) : isIntegerDecimal(long.decimal);
-  }),
-  exactKeyword("chatdConst", "string", () => "must be equal to constant", (schema) => {
-    const key = String(schema);
-    return (data, parent, prop) => equalityKeyAt(data, parent, prop) === key;
-  }),
-  exactKeyword("chatdEnum", "array", () => "must be equal to one of the allowed values", (schema) => {
-    const keys = schema as string[];
-    const allowed = new Set(keys);
-    // A string's key is JSON.stringify(string): test the raw strings without building keys.
-    const strings = new Set(keys.filter((k) => k.startsWith('"')).map((k) => JSON.parse(k) as string));
-    return (data, parent, prop) => (typeof data === "string" ? strings.has(data) : allowed.has(equalityKeyAt(data, parent, prop)));
-  }),
-  // A function keyword: its message names the duplicate items (one call per array, not per item).
-  {
-    keyword: "chatdUniqueItems",
-    schemaType: "boolean",
-    errors: true,
-    compile() {
-      const fn: DataValidateFunction = (data: unknown) => {
-        if (!Array.isArray(data)) return true;
-        // Exact floats are keyed by the float itself (Map: 0 and -0 are one key); a long number's
-        // key never equals an exact float's value, so the two maps cannot miss a duplicate.
-        const floats = new Map<number, number>();
-        const others = new Map<string, number>();
-        for (let i = 0; i < data.length; i++) {
-          const x: unknown = data[i];
-          let j: number | undefined;
-          if (typeof x === "number" && longNumberAt(data, i) === undefined) {
-            j = floats.get(x);
-            if (j === undefined) floats.set(x, i);
-          } else {
-            const key = equalityKeyAt(x, data, i);
-            j = others.get(key);
-            if (j === undefined) others.set(key, i);
-          }
-          if (j !== undefined) {
-            fn.errors = [{ keyword: "chatdUniqueItems", message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`, params: {} }];
-            return false;
-          }
-        }
-        return true;
-      };
-      return fn;
-    },
-  },
-];
 
 const metaAjv = new Ajv({ strict: false, validateFormats: false, logger: false, allErrors: false });
 const validateDraft07 = metaAjv.compile(draft07);
@@ -295,57 +70,6 @@ function newAjv(): Ajv {
   return ajv;
 }
 
-/**
- * The keywords that enumerate an object's keys generate `for (const key in data)` and read
- * `data[key]`; on this instance they generate
- *   `const keys = ownKeys(data); const values = ownValues(data, keys);
- *    for (let i = 0; i < keys.length; i++) { const key = keys[i]; … let data1 = values[i]; … }`
- * instead (exact-data.ts: the same keys in the same order, enumerated once per object per
- * validation instead of once per subschema, and `values[i] === data[key]`). Done by wrapping the
- * instance's own copy of each rule (ajv copies definitions per instance), so the generated code is
- * otherwise ajv's and the global CodeGen is untouched. Measured: 60 `for…in` over a 4,000-key
- * object take ~35 ms on the bench VM; 60 loops over the cached keys ~4 ms of which ~3 ms were the
- * `data[key]` dictionary lookups that `values[i]` replaces.
- *
- * While such a rule generates code, patterns it tests against keys (patternProperties, and
- * additionalProperties next to patternProperties) come from `keyPattern` (see KeyPattern).
- */
-function iterateCachedKeys(ajv: Ajv): void {
-  for (const keyword of ["additionalProperties", "patternProperties", "propertyNames"]) {
-    const rule = ajv.RULES.all[keyword];
-    const def = typeof rule === "object" ? rule.definition : undefined;
-    const original = def !== undefined && "code" in def ? def.code : undefined;
-    if (def === undefined || original === undefined) throw new Error(`ajv keyword ${keyword} has no code generator`);
-    (def as CodeKeywordDefinition).code = (cxt, ruleType) => {
-      const gen = cxt.gen;
-      const forIn = gen.forIn;
-      gen.forIn = (prefix, obj, body) => {
-        const keys = gen.const("keys", _`${gen.scopeValue("func", { ref: ownKeys })}(${obj})`);
-        const values = gen.const("values", _`${gen.scopeValue("func", { ref: ownValues })}(${obj}, ${keys})`);
-        return gen.forRange("i", 0, _`${keys}.length`, (i) => {
-          const key = gen.const(prefix, _`${keys}[${i}]`);
-          // ajv reads the property as `gen.let("data", _`${data}[${key}]`, true)` (subschema.ts).
-          const read = `${obj.toString()}[${key.toString()}]`;
-          const outerLet = gen.let;
-          gen.let = (name, rhs, constant) => outerLet.call(gen, name, rhs !== undefined && rhs !== null && rhs.toString() === read ? _`${values}[${i}]` : rhs, constant);
-          try {
-            body(key);
-          } finally {
-            gen.let = outerLet;
-          }
-        });
-      };
-      const wasKeyPatterns = keyPatterns;
-      keyPatterns = keyword !== "propertyNames";
-      try {
-        original.call(def, cxt, ruleType);
-      } finally {
-        gen.forIn = forIn;
-        keyPatterns = wasKeyPatterns;
-      }
-    };
-  }
-}
 
 function metaErrors(errors: ErrorObject[] | null | undefined): { field: string; detail: string }[] {
   const e = errors?.[0];
@@ -424,15 +148,10 @@ export function compileSchema(schema: JsonValue): CompileResult {
   const ajv = newAjv();
   let validate: ValidateFunction;
   try {
-    screenedPatterns = screened.compiledPatterns;
-    compilingOurs = true;
-    validate = ajv.compile(screened.ajvSchema);
+    validate = compilingOurSchema(screened.compiledPatterns, () => ajv.compile(screened.ajvSchema));
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     return { ok: false, errors: [{ field: "", detail: `schema does not compile: ${msg.slice(0, 300)}` }] };
-  } finally {
-    screenedPatterns = undefined;
-    compilingOurs = false;
   }
   const compiled: CompiledSchema = { sha256, schemaText, schema, validate, ajv, propertyReads: propertyReadsOf(screened.ajvSchema), size: { written: screened.written, expanded: screened.expanded } };
   remember(compiled);

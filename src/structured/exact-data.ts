@@ -1,5 +1,5 @@
 // Bridges ajv (which sees plain JS values) and the exact tree. ajv sees every number as Number(text);
-// the exact keywords (compile.ts) decide on that float whenever it is exact (JsonNumber.short:
+// the exact keywords (exact-keywords.ts) decide on that float whenever it is exact (JsonNumber.short:
 // zero, or ≤ 15 significant digits in the normal range), which is nearly always. Only for the other
 // numbers ("long" ones: 9007199254740993, 0.30000000000000001, 1e-320) do they need the literal,
 // found from ajv's (parentData, parentDataProperty): each plain container that directly holds a
@@ -23,7 +23,12 @@ const keyCache = new WeakMap<object, KeyCache>();
 // Small objects are cheap to enumerate again; caching them would only cost a WeakMap entry.
 const CACHED_KEYS_MIN = 64;
 // State of the validation in progress. Validation is synchronous, so one slot of each suffices.
-let hasLong = false;
+/**
+ * `hasLong`: whether the value being validated holds a long number anywhere. While it is false every
+ * number ajv sees is exact, so the exact keywords' generated code decides on the float inline
+ * (exact-keywords.ts) without calling longNumberAt; an object so that generated code can read it.
+ */
+export const exactState = { hasLong: false };
 let rootLong: JsonNumber | undefined;
 // The property names the validator reads by name (compile.ts propertyReads), during convert().
 let propertyReads: ReadonlySet<string> | "all" = "all";
@@ -51,7 +56,7 @@ function convert(v: JsonValue): unknown {
     }
     if (long) {
       exactOf.set(a, v);
-      hasLong = true;
+      exactState.hasLong = true;
     }
     return a;
   }
@@ -92,7 +97,7 @@ function convert(v: JsonValue): unknown {
     }
     if (long) {
       exactOf.set(o, v);
-      hasLong = true;
+      exactState.hasLong = true;
     }
     return o;
   }
@@ -105,9 +110,9 @@ function convert(v: JsonValue): unknown {
  * of more than 64 keys get only those as properties, the rest is in the key loops' arrays.
  */
 export function withExactData<T>(value: JsonValue, validate: (data: unknown) => T, reads: ReadonlySet<string> | "all" = "all"): T {
-  const saved = [hasLong, rootLong] as const;
+  const saved = [exactState.hasLong, rootLong] as const;
   rootLong = value instanceof JsonNumber && value.short === undefined ? value : undefined;
-  hasLong = rootLong !== undefined;
+  exactState.hasLong = rootLong !== undefined;
   try {
     propertyReads = reads;
     let data: unknown;
@@ -118,7 +123,7 @@ export function withExactData<T>(value: JsonValue, validate: (data: unknown) => 
     }
     return validate(data);
   } finally {
-    [hasLong, rootLong] = saved;
+    [exactState.hasLong, rootLong] = saved;
   }
 }
 
@@ -127,7 +132,7 @@ export function withExactData<T>(value: JsonValue, validate: (data: unknown) => 
  * undefined (the float decides). At the root ajv passes no parent.
  */
 export function longNumberAt(parent: unknown, prop: unknown): JsonNumber | undefined {
-  if (!hasLong) return undefined;
+  if (!exactState.hasLong) return undefined;
   if (parent === undefined) return rootLong;
   const tree = exactOf.get(parent as object);
   if (tree === undefined) return undefined;

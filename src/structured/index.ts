@@ -1,21 +1,19 @@
 // Public API of src/structured. A pure library: no database, no
 // provider code, no network or filesystem access.
 
-import { ENVELOPE_LIMITS } from "./caps.ts";
 import { compileSchema } from "./compile.ts";
 import { checkEnvelope, type FieldError } from "./envelope.ts";
 import type { JsonValue } from "./json-boundary.ts";
 
 export * from "./caps.ts";
-export { JsonNumber, limitError, parseJsonSafe, pointerOf, type BoundaryError, type BoundaryRule, type JsonArray, type JsonObject, type JsonValue, type ParseResult } from "./json-boundary.ts";
-export { canonicalJson, compactJson, storedByteLength, equalityKey, jsonEquals, sha256Hex } from "./canonical.ts";
+export { JsonNumber, limitError, parseJsonSafe, type BoundaryError, type BoundaryRule, type JsonArray, type JsonObject, type JsonValue, type ParseResult } from "./json-boundary.ts";
+export { canonicalJson, compactJson, storedByteLength, jsonEquals, sha256Hex } from "./canonical.ts";
 export { compareDecimal, decimalKey, isIntegerDecimal, isMultipleOf, parseDecimal, pgNumericText, type Decimal } from "./decimal.ts";
-export { checkEnvelope, fieldForPointer, NAME_PATTERN, DESCRIPTION_MAX_BYTES, type FieldError } from "./envelope.ts";
+export { NAME_PATTERN, type FieldError } from "./envelope.ts";
 export { compileSchema, compileCacheStats, type CompiledSchema, type CompileResult } from "./compile.ts";
-export { checkParsed, checkValue, validateValue, validateParsed, type CheckResult, type ValidateResult } from "./validate.ts";
+export { checkParsed, checkValue, validateValue, type CheckResult, type ValidateResult } from "./validate.ts";
 export { formatFeedback, type ValueError } from "./feedback.ts";
-export { SUPPORTED_FORMATS, type FormatName } from "./formats.ts";
-export { DRAFT07_URIS } from "./schema-screen.ts";
+export type { FormatName } from "./formats.ts";
 
 export const SCHEMA_FIELD = "response_format.json_schema.schema";
 
@@ -54,8 +52,5 @@ export function validateResponseFormat(text: string | Uint8Array): ResponseForma
       : { type: "json_schema", name, description, schema, schemaText, schemaSha256: sha256 };
   return { ok: true, format };
 }
-
-/** Limits used for the envelope text, exported for callers that pre-screen bytes while streaming. */
-export const RESPONSE_FORMAT_LIMITS = ENVELOPE_LIMITS;
 
 export { isJsonObject as isJsonObjectValue } from "./json-boundary.ts";

@@ -1,7 +1,7 @@
 // Schema screening: walks the exact schema tree knowing which positions hold schemas and which
 // hold literal data (const, enum, default, examples, property names), rejects what we do not
 // support, enforces the structural caps, and produces the schema object handed to ajv. That object
-// replaces every numeric/equality keyword with an exact counterpart (see compile.ts) and drops
+// replaces every numeric/equality keyword with an exact counterpart (see exact-keywords.ts) and drops
 // annotations that carry arbitrary data, so ajv never decides anything on a float64.
 
 import {
@@ -36,7 +36,7 @@ const NOT_IN_2020: Readonly<Record<string, string>> = {
   dependencies: "dependencies is not part of draft 2020-12 (dependentRequired and dependentSchemas are not supported)",
 };
 
-/** Exact keywords understood by compile.ts; the ajv schema carries them instead of the originals. */
+/** Exact keywords understood by exact-keywords.ts; the ajv schema carries them instead of the originals. */
 export const EXACT_KEYWORDS = {
   minimum: "chatdMinimum",
   maximum: "chatdMaximum",

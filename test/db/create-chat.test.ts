@@ -9,18 +9,16 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type pg from "pg";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, chatRowUpdates, createChat, createUser, dynamicTool, editMessage, finishTurn, setStructuredExperiment, structured, text,
+  chatDatabase, acquire, chatRowUpdates, createChat, dynamicTool, editMessage, finishTurn, structured, text,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "create-chat");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("create-chat"));
 });
 test.after(async () => {
   await db.drop();

@@ -2,19 +2,17 @@
 // finished requests untouched, the replacement's format, the preserve recheck (RFSTL), and the fence.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, blockedOnLock, chatRow, chatStatus, commitCandidate, commitStep, connect, count, createChat, createUser, editMessage,
-  finishTurn, receipts, requestStatus, sendMessage, setStructuredExperiment, structured,
+  chatDatabase, acquire, assistantText, blockedOnLock, chatRow, chatStatus, commitCandidate, commitStep, connect,
+  count, createChat, createUser, editMessage, finishTurn, receipts, requestStatus, sendMessage, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "editor");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("editor"));
 });
 test.after(async () => {
   await db.drop();

@@ -3,19 +3,17 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import pg from "pg";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, chatRow, chatRowUpdates, commitCandidate, commitStep, createChat, createUser, deleteQueued,
-  type Fence, receipts, sendMessage, setStructuredExperiment, structured,
+  chatDatabase, acquire, assistantText, chatRow, chatRowUpdates, commitCandidate, commitStep, createChat,
+  deleteQueued, type Fence, receipts, sendMessage, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "fencing");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("fencing"));
 });
 test.after(async () => {
   await db.drop();

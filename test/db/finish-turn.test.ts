@@ -5,10 +5,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import pg from "pg";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, blockedOnLock, chatRow, commitCandidate, Connections, count, createChat, createUser, type Fence, finishTurn,
-  receipts, sendMessage, setStructuredExperiment, structured,
+  chatDatabase, acquire, blockedOnLock, chatRow, commitCandidate, Connections, count, createChat, type Fence,
+  finishTurn, receipts, sendMessage, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
@@ -16,9 +16,7 @@ let user: string;
 const connections = new Connections();
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "finish-turn");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("finish-turn"));
 });
 test.after(async () => {
   await connections.endAll();

@@ -3,9 +3,9 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import pg from "pg";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, count, createChat, createUser, finishTurn, type InputResult, sendMessage, setStructuredExperiment, structured, text,
+  chatDatabase, acquire, count, createChat, createUser, finishTurn, type InputResult, sendMessage, structured, text,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
@@ -13,9 +13,7 @@ let user: string;
 const clients: pg.Client[] = [];
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "batch");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("batch"));
 });
 test.after(async () => {
   for (const client of clients) await client.end().catch(() => {});

@@ -1,20 +1,18 @@
 // The queue: deletion receipts, promotion keeping request ids, interrupts, busy_behavior interrupt, failure path.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, blockedOnLock, chatRow, chatStatus, commitStep, connect, count, createChat, createUser, currentFence, deleteQueued,
-  finishError, finishInterruption, finishTurn, interrupt, promoteQueued, receipts, requestStatus, sendMessage,
-  setStructuredExperiment, structured,
+  chatDatabase, acquire, assistantText, blockedOnLock, chatRow, chatStatus, commitStep, connect, count, createChat,
+  currentFence, deleteQueued, finishError, finishInterruption, finishTurn, interrupt, promoteQueued, receipts,
+  requestStatus, sendMessage, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "queue");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("queue"));
 });
 test.after(async () => {
   await db.drop();

@@ -2,19 +2,17 @@
 // absent, text fallback, failure shape, and success only from the durable candidate.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, chatStatus, commitCandidate, commitStep, count, createChat, createUser, finishTurn, receipts,
-  requestStatus, setStructuredExperiment, structured,
+  chatDatabase, acquire, assistantText, chatStatus, commitCandidate, commitStep, count, createChat, finishTurn,
+  receipts, requestStatus, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "receipts");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("receipts"));
 });
 test.after(async () => {
   await db.drop();

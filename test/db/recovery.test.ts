@@ -2,10 +2,10 @@
 // requires_action deadlines, interrupts and tool results. Time passes by back-dating, never by sleeping.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, chatRow, chatStatus, commitStep, count, createChat, createUser, dynamicTool, enterRequiresAction,
-  expireLease, type Fence, interrupt, receipts, requestStatus, requiresActionChat, sendMessage, setStructuredExperiment,
+  chatDatabase, acquire, assistantText, chatRow, chatStatus, commitStep, count, createChat, dynamicTool,
+  enterRequiresAction, expireLease, type Fence, interrupt, receipts, requestStatus, requiresActionChat, sendMessage,
   structured, submitToolResults,
 } from "../support/chats.ts";
 
@@ -13,9 +13,7 @@ let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "recovery");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("recovery"));
 });
 test.after(async () => {
   await db.drop();
@@ -59,6 +57,24 @@ test("the sweep re-enqueues a running chat whose lease expired and counts a reco
   assert.is(await sqlState(commitStep(db, fence, [assistantText("zombie")])), "CHFNC");
   const next = await acquire(db, chat.chat_id);
   await commitStep(db, next, [assistantText("recovered")]);
+});
+
+test("a dead worker's jobs: its chat_run jobs are removed, its other jobs unlocked to run again", async () => {
+  const chat = await createChat(db, user, "dead worker");
+  await acquire(db, chat.chat_id);
+  await db.pool.query("select chat_private.report_worker_alive('dead-queue', 'dead-worker', 60)");
+  await db.pool.query("update chat_private.worker_processes set expires_at = now() - interval '1 second' where queue_id = 'dead-queue'");
+  await db.pool.query("select graphile_worker.add_job('recovery_test_other', '{}'::json, job_key := 'recovery-test-other')");
+  // Graphile Worker has no public function that locks a job, so the table.
+  await db.pool.query("update graphile_worker._private_jobs set locked_at = now(), locked_by = 'dead-queue' where key = any($1)",
+    [[`chat:${chat.chat_id}`, "recovery-test-other"]]);
+  const { rows: [run] } = await db.pool.query<{ id: string }>("select id from graphile_worker.jobs where key = $1", [`chat:${chat.chat_id}`]);
+  await sweep();
+  assert.is(await count(db, "select 1 from graphile_worker.jobs where locked_by = 'dead-queue'"), 0);
+  assert.is(await count(db, "select 1 from graphile_worker.jobs where id = $1", [run!.id]), 0, "the fetched chat_run job is gone");
+  assert.is(await count(db, "select 1 from graphile_worker.jobs where key = 'recovery-test-other' and locked_at is null"), 1,
+    "another task's job is unlocked now, not after Graphile Worker's four-hour lock timeout");
+  await db.pool.query("select graphile_worker.remove_job('recovery-test-other')");
 });
 
 test("the sweep leaves a chat with a live lease alone", async () => {

@@ -5,10 +5,10 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import pg from "pg";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
-  acquire, assistantText, blockedOnLock as waitForLock, chatRow, commitCandidate, commitStep, Connections, count, createChat,
-  createUser, currentFence, type Fence, finishTurn, sendMessage, setStructuredExperiment, structured,
+  chatDatabase, acquire, assistantText, blockedOnLock as waitForLock, chatRow, commitCandidate, commitStep,
+  Connections, count, createChat, currentFence, type Fence, finishTurn, sendMessage, structured,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
@@ -16,9 +16,7 @@ let user: string;
 const connections = new Connections();
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "worker-transitions");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("worker-transitions"));
 });
 test.after(async () => {
   await connections.endAll();

@@ -19,6 +19,8 @@ test.before(async () => {
   ({ db, user, hook, root } = fixture);
 });
 test.after(() => fixture.close());
+// Each test counts the hook's calls from its own first one, whichever tests ran before it.
+test.before.each(() => hook.reset());
 
 const SCHEMA = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
 const finalize = (n: string) => ({ tool_calls: [{ name: "coder_structured_output", args_raw: `{"output":{"n":${n}}}` }] });
@@ -57,13 +59,10 @@ test("(scripted, mock hook) kill at during_hook_call: the restarted worker conti
 });
 
 test("(scripted, mock hook) a restart between the two stops: the continuation count holds", async () => {
-  const start = hook.calls.length;
   hook.replies = [continueWith("more"), { ...continueWith("more again"), hold: true }, continueWith("and more")];
-  // The mock's replies are indexed from its first call overall: pad for the calls of earlier tests.
-  hook.replies = [...Array.from({ length: start }, () => ({})), ...hook.replies];
   const chat = await createWorkerChat(db, user, JSON.stringify({ script: [{ text: "one" }, { text: "two" }, { text: "three" }] }), { workspace: null });
   const child = spawnWorkerProcess(db, root);
-  await hook.arrived(start + 2);
+  await hook.arrived(2);
   child.kill("SIGKILL");
   await child.exited;
   hook.release();
@@ -77,7 +76,7 @@ test("(scripted, mock hook) a restart between the two stops: the continuation co
   assert.equal(await continuations(chat), [1], "the restart did not reset the count: the third answer was not a continuation");
   const answers = (await messages(db, chat)).filter((m) => m.role === "assistant" && m.kind === "message").map((m) => m.content[0]!.text);
   assert.equal(answers, ["one", "two"]);
-  assert.is(hook.calls.length, start + 3);
+  assert.is(hook.calls.length, 3);
 });
 
 test.run();

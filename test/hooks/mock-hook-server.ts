@@ -32,6 +32,8 @@ export interface MockHookServer {
   /** Resolves when the n-th call (1-based) has arrived. */
   arrived(n: number): Promise<void>;
   release(): void;
+  /** Forgets the calls so far (held ones are released): the next call is call 1 again, answered by `replies[0]`. */
+  reset(replies?: Reply[]): void;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,11 @@ export async function startHookServer(replies: Reply[] = [{ status: 200, body: "
     })().catch(() => res.destroy());
   });
   const state = { replies };
+  const release = () => {
+    const held = releaseHeld;
+    releaseHeld = [];
+    for (const r of held) r();
+  };
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -74,10 +81,12 @@ export async function startHookServer(replies: Reply[] = [{ status: 200, body: "
       state.replies = value;
     },
     arrived: (n) => calls.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve })),
-    release: () => {
-      const held = releaseHeld;
-      releaseHeld = [];
-      for (const r of held) r();
+    release,
+    reset(next = [{ status: 200, body: "{}" }]) {
+      release();
+      calls.length = 0;
+      waiters.length = 0;
+      state.replies = next;
     },
     close: () => new Promise((resolve) => {
       for (const r of releaseHeld) r();

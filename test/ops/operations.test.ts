@@ -2,18 +2,14 @@
 // chat_operator and nothing broader.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
-import {
-  acquire, chatRow, createChat, createUser, finishError, receipts, sendMessage, setStructuredExperiment, structured,
-} from "../support/chats.ts";
+import { sqlState, type TestDatabase } from "../support/db.ts";
+import { chatDatabase, acquire, chatRow, createChat, finishError, receipts, sendMessage, structured } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "ops");
-  await setStructuredExperiment(db, true);
+  ({ db, user } = await chatDatabase("ops"));
 });
 test.after(async () => {
   await db.drop();

@@ -11,6 +11,7 @@ import {
   type ToolCallPart,
   type ToolSpec,
 } from "../../src/providers/index.ts";
+import { finalizerInputSchema } from "../../src/structured/finalizer.ts";
 import { collectEvents, finalizerTool, searchTool, userPrompt } from "../support/mock-providers/helpers.ts";
 
 const scripted: ModelConfig = { provider: "scripted", model: "scripted-demo", contextLimit: 100_000, options: {} };
@@ -152,6 +153,50 @@ test("default plan with the finalizer: calls it with a value built from the sche
 test("default plan without tools answers in text, labelled", async () => {
   const r = await streamStep(scripted, { prompt: userPrompt("hello"), tools: [] });
   assert.match((r.parts[0] as { text: string }).text, /scripted provider/);
+});
+
+// What Pydantic's model_json_schema() writes for a model with a nested model, an Optional and a
+// recursive list (a comment thread).
+const pydanticSchema = {
+  $defs: {
+    Author: { type: "object", properties: { name: { type: "string", minLength: 2 }, email: { type: "string", format: "email" } }, required: ["name", "email"] },
+    Comment: {
+      type: "object",
+      properties: {
+        author: { $ref: "#/$defs/Author" },
+        text: { type: "string" },
+        parent: { anyOf: [{ $ref: "#/$defs/Comment" }, { type: "null" }] },
+        replies: { type: "array", items: { $ref: "#/$defs/Comment" }, minItems: 1 },
+      },
+      required: ["author", "text", "parent", "replies"],
+    },
+  },
+  type: "object",
+  properties: { thread: { $ref: "#/$defs/Comment" }, "a/b~c": { type: "integer", minimum: 5 }, ref: { $ref: "#/properties/a~1b~0c" } },
+  required: ["thread", "ref"],
+};
+
+test("exampleFromSchema: local $refs are followed, recursion is bounded", () => {
+  const value = exampleFromSchema(pydanticSchema) as { thread: Record<string, unknown>; ref: unknown };
+  assert.equal(value.thread.author, { name: "example", email: "user@example.com" });
+  // parent: the anyOf branch that does not recurse; replies: one item, whose own replies end at the depth bound.
+  assert.is(value.thread.parent, null);
+  assert.is(value.ref, 5);
+  let depth = 0;
+  for (let c: unknown = value.thread; Array.isArray((c as { replies?: unknown[] } | null)?.replies); c = (c as { replies: unknown[] }).replies[0]) depth++;
+  assert.ok(depth > 1 && depth <= 32, `recursion depth ${depth}`);
+  assert.is(exampleFromSchema({ $ref: "#/$defs/missing" }), null);
+  assert.is(exampleFromSchema({ $ref: "https://example.com/schema.json" }), null);
+  assert.is(exampleFromSchema({ $ref: "#" }), null);
+  // A tree that requires both children would double at every level: the value count is bounded.
+  const tree = exampleFromSchema({ type: "object", properties: { l: { $ref: "#" }, r: { $ref: "#" } }, required: ["l", "r"] });
+  assert.ok(JSON.stringify(tree).length < 200_000);
+});
+
+test("default plan: the finalizer's example follows the caller's $refs, rebased into its input schema", async () => {
+  const tool: ToolSpec = { name: "coder_structured_output", inputSchema: finalizerInputSchema({ $defs: { Name: { type: "string", minLength: 9 } }, type: "object", properties: { n: { $ref: "#/$defs/Name" } }, required: ["n"] }) as ToolSpec["inputSchema"] };
+  const s1 = await streamStep(scripted, { prompt: userPrompt("Report"), tools: [tool] });
+  assert.is((s1.parts[0] as ToolCallPart).args, '{"output":{"n":"examplexx"}}');
 });
 
 test("exampleFromSchema: literal hints and simple types", () => {

@@ -9,8 +9,8 @@ import { projectRoot } from "../../src/db/database.ts";
 
 const PINNED: { name: string; version: string; reads: string }[] = [
   { name: "ajv", version: "8.20.0",
-    reads: "src/structured/compile.ts replaces ajv/dist/vocabularies/code.js's allSchemaProperties and rewrites its generated code" },
-  { name: "re2js", version: "2.10.0", reads: "src/structured/compile.ts drives re2js's private DFA (class DFA in build/index.js)" },
+    reads: "src/structured/ajv-patches.ts replaces ajv/dist/vocabularies/code.js's allSchemaProperties and rewrites its generated code" },
+  { name: "re2js", version: "2.10.0", reads: "src/structured/ajv-patches.ts drives re2js's private DFA (class DFA in build/index.js)" },
   { name: "ajv-formats", version: "3.0.1",
     reads: "src/structured/formats.ts takes the RegExps of ajv-formats/dist/formats.js and expects their source's shape" },
   { name: "@ai-sdk/anthropic", version: "4.0.105",
@@ -41,7 +41,7 @@ test("a caret range or another installed version is reported with what to re-che
   const problems = pinProblems({ ...declared, ajv: "^8.20.0" }, (name) => name === "re2js" ? "2.11.0" : PINNED.find((pin) => pin.name === name)!.version);
   assert.is(problems.length, 2);
   assert.match(problems[0]!, /^package\.json asks for ajv "\^8\.20\.0", not exactly "8\.20\.0": .*pin it exactly$/);
-  assert.match(problems[1]!, /^re2js 2\.11\.0 is installed, but src\/structured\/compile\.ts .* for 2\.10\.0: re-check/);
+  assert.match(problems[1]!, /^re2js 2\.11\.0 is installed, but src\/structured\/ajv-patches\.ts .* for 2\.10\.0: re-check/);
 });
 
 test("every dependency whose internals chatd patches or reads is pinned, and installed at that version", () => {

@@ -5,7 +5,7 @@
 import { PassThrough, Readable } from "node:stream";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { runSchemaCheck, runSchemaValidate, validateJsonlLine } from "../../src/cli/schema-command.ts";
+import { newJsonlMemo, runSchemaCheck, runSchemaValidate, validateJsonlLine } from "../../src/cli/schema-command.ts";
 import { FINALIZER_TOOL_NAME, judgeBatch } from "../../src/structured/finalizer.ts";
 import {
   NUMBER_MAX_LITERAL_LENGTH, SCHEMA_MAX_BRANCHES, SCHEMA_MAX_BYTES, SCHEMA_MAX_DEPTH, SCHEMA_MAX_ENUM_ITEMS, SCHEMA_MAX_JSON_DEPTH,
@@ -38,7 +38,12 @@ async function viaCli(schemaText: string, valueText: string): Promise<Verdict> {
 }
 
 function viaJsonl(schemaText: string, valueText: string): Verdict {
-  const r = validateJsonlLine(`{"schema":${schemaText},"value":${valueText}}`);
+  const line = `{"schema":${schemaText},"value":${valueText}}`;
+  const r = validateJsonlLine(line);
+  // A run that has seen the schema on an earlier line parses only this line's value: same verdict.
+  const memo = newJsonlMemo();
+  validateJsonlLine(`{"schema":${schemaText},"value":null}`, memo);
+  assert.equal(validateJsonlLine(line, memo), r, "--jsonl with the schema remembered");
   if (r.ok) return { ok: true };
   const e = "errors" in r ? r.errors[0] : undefined;
   return { ok: false, message: `${e?.pointer ?? "?"} ${e?.message ?? ""}` };

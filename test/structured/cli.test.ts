@@ -2,7 +2,8 @@ import { PassThrough, Readable } from "node:stream";
 import { Command } from "commander";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { registerSchemaCommand, runSchemaCheck, runSchemaValidate, runSchemaValidateJsonl, validateJsonlLine } from "../../src/cli/schema-command.ts";
+import { VALUE_MAX_BYTES } from "../../src/structured/index.ts";
+import { newJsonlMemo, registerSchemaCommand, runSchemaCheck, runSchemaValidate, runSchemaValidateJsonl, validateJsonlLine } from "../../src/cli/schema-command.ts";
 
 function sink(): { stream: PassThrough; text: () => string } {
   const stream = new PassThrough();
@@ -89,6 +90,42 @@ test("validate --jsonl: value caps apply to the value", () => {
   const r = validateJsonlLine(`{"schema":{},"value":${deep}}`);
   assert.ok(!r.ok && "errors" in r && /max-depth/.test(r.errors[0]?.message ?? ""));
   assert.equal(validateJsonlLine(`{"schema":{},"value":${"[".repeat(64) + "]".repeat(64)}}`), { ok: true });
+});
+
+test("validate --jsonl: a repeated schema's lines get the full path's verdicts from their value alone", () => {
+  // A property named "value" puts `,"value":` inside the schema text too.
+  const schema = '{"type":"object","properties":{"name":{"type":"string"},"value":{"type":"integer","maximum":10}},"required":["value"]}';
+  const values = [
+    '{"value":3}', '{"value":11}', '{"name":1,"value":1}', '{"value":9007199254740993}', '{"value":1,"value":2}', "{\"value\":1", '{"value":1}}',
+    '{"value":1},"x":{}', " {\"value\": 2} ", "[]", "null", "[".repeat(64) + "]".repeat(64), "[".repeat(65) + "]".repeat(65),
+    `[${Array.from({ length: 16_383 }, () => "1").join(",")}]`, `[${Array.from({ length: 16_384 }, () => "1").join(",")}]`,
+    `["${"x".repeat(VALUE_MAX_BYTES - 4)}"]`, `["${"x".repeat(VALUE_MAX_BYTES - 3)}"]`, '"\\ud800"', "1e400",
+  ];
+  const memo = newJsonlMemo();
+  const lines = values.flatMap((v) => [`{"schema":${schema},"value":${v}}`, `{"schema":${schema},"value":${v}} \r`]);
+  lines.splice(4, 0, '{"schema":{"type":"string"},"value":"other schema between"}');
+  for (const line of lines) assert.equal(validateJsonlLine(line, memo), validateJsonlLine(line), line.slice(0, 120));
+  // Every line of the first schema after the first one, except those the full path must judge
+  // (a problem in the value, an over-long line, the line after the other schema: it re-remembers).
+  assert.ok(memo.hits >= 20, `only ${memo.hits} lines recognised`);
+  assert.is(memo.opening, `{"schema":${schema},"value":`);
+  // Lines are parsed from their UTF-8 bytes when that is lossless: a raw lone surrogate is not
+  // replaced by U+FFFD on the way, it is refused.
+  for (const m of [memo, undefined]) {
+    assert.equal(validateJsonlLine(`{"schema":${schema},"value":{"name":"a\uD800b","value":1}}`, m),
+      { ok: false, errors: [{ pointer: "/name", message: "invalid-utf8: lone surrogate in input text" }] });
+  }
+});
+
+test("validate --jsonl: a schema whose end cannot be told apart in a few tries is not remembered", () => {
+  // `,"value":` nine times inside the schema, before the one after it.
+  const schema = JSON.stringify({ properties: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`k${i}`, { properties: { a: {}, value: {} } }])) });
+  const memo = newJsonlMemo();
+  const line = `{"schema":${schema},"value":{}}`;
+  assert.equal(validateJsonlLine(line, memo), { ok: true });
+  assert.equal(validateJsonlLine(line, memo), { ok: true });
+  assert.is(memo.opening, undefined);
+  assert.is(memo.hits, 0);
 });
 
 test("registerSchemaCommand adds schema check and schema validate", () => {

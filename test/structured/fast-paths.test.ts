@@ -6,7 +6,7 @@ import { RE2JS } from "re2js";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { canonicalJson, sortedKeys, storedByteLength } from "../../src/structured/canonical.ts";
-import { KeyPattern } from "../../src/structured/compile.ts";
+import { KeyPattern } from "../../src/structured/ajv-patches.ts";
 import { shortFloat } from "../../src/structured/decimal.ts";
 import { ownKeys, ownValues, withExactData } from "../../src/structured/exact-data.ts";
 import { FORMAT_CHECKS } from "../../src/structured/formats.ts";
@@ -74,6 +74,22 @@ test("exact keywords agree with the decimal reference on random literals", () =>
     }),
     { numRuns: 100 },
   );
+});
+
+test("numeric keywords test exact floats inline; beside a long number the exact call decides", () => {
+  const schema = '{"items":{"type":"integer","multipleOf":3,"minimum":-6,"exclusiveMaximum":9}}';
+  const source = compile(schema).validate.toString();
+  for (const inline of ["Number.isInteger(", "% 3 === 0", ">= -6", "< 9"]) assert.ok(source.includes(inline), `inline test ${inline}`);
+  // The same items with and without a long number elsewhere in the array (exactState.hasLong).
+  const items = ["-6", "-7", "0", "3", "6", "9", "4.5", "3.0", "6.000000000000001", "-9", "1e0", "3e0", "-0"];
+  for (const long of ["", ",9007199254740993", ",0.30000000000000001"]) {
+    for (const x of items) {
+      const d = parseDecimal(x);
+      const expected = isIntegerDecimal(d) && isMultipleOf(d, parseDecimal("3")) && compareDecimal(d, parseDecimal("-6")) >= 0 && compareDecimal(d, parseDecimal("9")) < 0;
+      const r = validateValue(compile(schema), `[${x}${long}]`);
+      assert.is(r.ok || r.errors[0]?.pointer !== "/0", expected, `[${x}${long}]`);
+    }
+  }
 });
 
 test("long numbers nested in containers are found for const, enum and uniqueItems", () => {

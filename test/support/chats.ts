@@ -1,6 +1,6 @@
 // Test helpers that drive chats through the real transition functions, as a user or as a worker.
 import pg from "pg";
-import type { TestDatabase } from "./db.ts";
+import { createTestDatabase, type TestDatabase } from "./db.ts";
 
 export interface Fence {
   chatId: string;
@@ -23,6 +23,17 @@ export async function createUser(db: TestDatabase, name: string): Promise<string
 
 export async function setStructuredExperiment(db: TestDatabase, enabled: boolean): Promise<void> {
   await db.pool.query("update chat_private.experiments set enabled = $1 where name = 'chat-structured-output'", [enabled]);
+}
+
+/**
+ * The database tests' preamble: a database of the test file's own (from the runner's template), one user named
+ * `userName`, and the structured-output experiment on. The caller drops the database in its `test.after`.
+ */
+export async function chatDatabase(userName: string): Promise<{ db: TestDatabase; user: string }> {
+  const db = await createTestDatabase();
+  const user = await createUser(db, userName);
+  await setStructuredExperiment(db, true);
+  return { db, user };
 }
 
 export interface InputResult {

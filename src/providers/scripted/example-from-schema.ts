@@ -1,11 +1,24 @@
 // Builds a plausible value for a JSON Schema, so the scripted provider can call the
 // finalizer with something that usually validates. Not a general generator: it follows
-// the literal hints first (const, enum, examples, default), then simple types.
+// the literal hints first (const, enum, examples, default), then simple types, and local
+// `$ref`s (`#`, `#/$defs/Name`, any JSON pointer into the same document) as chatd's validator
+// accepts them; anything else a `$ref` names gives null.
 import type { JSONValue } from "../types.ts";
 
 type Schema = Record<string, unknown>;
 
 const MAX_DEPTH = 32;
+// Values built per call: a recursive schema whose required properties branch (a tree with required
+// `left` and `right`) would otherwise double at every level down to MAX_DEPTH.
+const MAX_NODES = 4096;
+
+interface Build {
+  /** The document `$ref`s point into. */
+  readonly root: unknown;
+  /** The schemas reached through a `$ref` on the current path (recursion). */
+  readonly expanding: Set<Schema>;
+  nodes: number;
+}
 
 const FORMAT_EXAMPLES: Record<string, string> = {
   "date-time": "2024-01-01T00:00:00Z",
@@ -62,29 +75,77 @@ function exampleNumber(schema: Schema, integer: boolean): number {
   return 0;
 }
 
-function build(schema: unknown, depth: number): JSONValue {
-  if (schema === true || !isSchema(schema) || depth > MAX_DEPTH) return null;
+/** The schema a local `$ref` names in `root` (URI fragment, then JSON pointer), or undefined. */
+function resolveRef(root: unknown, ref: string): unknown {
+  if (!ref.startsWith("#")) return undefined;
+  let pointer: string;
+  try {
+    pointer = decodeURIComponent(ref.slice(1));
+  } catch {
+    return undefined;
+  }
+  if (pointer === "") return root;
+  if (!pointer.startsWith("/")) return undefined;
+  let at: unknown = root;
+  for (const raw of pointer.slice(1).split("/")) {
+    const name = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (Array.isArray(at)) at = /^(0|[1-9][0-9]*)$/.test(name) ? at[Number(name)] : undefined;
+    else at = isSchema(at) && Object.hasOwn(at, name) ? at[name] : undefined;
+    if (at === undefined) return undefined;
+  }
+  return at;
+}
+
+/** The referenced schema of a `$ref` schema, else undefined. */
+function refTarget(schema: unknown, b: Build): Schema | undefined {
+  if (!isSchema(schema) || typeof schema.$ref !== "string") return undefined;
+  const target = resolveRef(b.root, schema.$ref);
+  return isSchema(target) ? target : undefined;
+}
+
+/** The first branch that does not lead back into a schema being expanded (so recursion can end), else the first. */
+function pickBranch(branches: unknown[], b: Build): unknown {
+  return branches.find((x) => {
+    const target = refTarget(x, b);
+    return target === undefined || !b.expanding.has(target);
+  }) ?? branches[0];
+}
+
+function build(schema: unknown, depth: number, b: Build): JSONValue {
+  if (schema === true || !isSchema(schema) || depth > MAX_DEPTH || ++b.nodes > MAX_NODES) return null;
+  if (typeof schema.$ref === "string") {
+    const target = refTarget(schema, b);
+    if (target === undefined) return null;
+    const outer = b.expanding.has(target);
+    b.expanding.add(target);
+    try {
+      return build(target, depth + 1, b);
+    } finally {
+      if (!outer) b.expanding.delete(target);
+    }
+  }
   if ("const" in schema) return schema.const as JSONValue;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0] as JSONValue;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0] as JSONValue;
   if ("default" in schema) return schema.default as JSONValue;
   for (const key of ["anyOf", "oneOf"] as const) {
     const branches = schema[key];
-    if (Array.isArray(branches) && branches.length > 0) return build(branches[0], depth + 1);
+    if (Array.isArray(branches) && branches.length > 0) return build(pickBranch(branches, b), depth + 1, b);
   }
   if (Array.isArray(schema.allOf) && schema.allOf.length > 0) {
     // Merge object-shaped branches so required properties from every branch appear.
     const merged: Schema = { ...schema, allOf: undefined };
     const properties: Schema = isSchema(schema.properties) ? { ...schema.properties } : {};
     const required = new Set<string>(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-    for (const branch of schema.allOf) {
+    for (const written of schema.allOf) {
+      const branch = refTarget(written, b) ?? written;
       if (!isSchema(branch)) continue;
       if (isSchema(branch.properties)) Object.assign(properties, branch.properties);
       if (Array.isArray(branch.required)) for (const r of branch.required) required.add(String(r));
       if (merged.type == null && branch.type != null) merged.type = branch.type;
     }
     delete merged.allOf;
-    return build({ ...merged, properties, required: [...required] }, depth + 1);
+    return build({ ...merged, properties, required: [...required] }, depth + 1, b);
   }
   switch (firstType(schema)) {
     case "object": {
@@ -92,7 +153,7 @@ function build(schema: unknown, depth: number): JSONValue {
       const properties = isSchema(schema.properties) ? schema.properties : {};
       const required = Array.isArray(schema.required) ? schema.required : [];
       for (const name of required) {
-        if (typeof name === "string") out[name] = build(properties[name] ?? {}, depth + 1);
+        if (typeof name === "string") out[name] = build(properties[name] ?? {}, depth + 1, b);
       }
       return out;
     }
@@ -101,7 +162,7 @@ function build(schema: unknown, depth: number): JSONValue {
       const items = schema.items;
       const out: JSONValue[] = [];
       for (let i = 0; i < count; i++) {
-        out.push(build(Array.isArray(items) ? (items[i] ?? schema.additionalItems ?? {}) : (items ?? {}), depth + 1));
+        out.push(build(Array.isArray(items) ? (items[i] ?? schema.additionalItems ?? {}) : (items ?? {}), depth + 1, b));
       }
       return out;
     }
@@ -121,8 +182,10 @@ function build(schema: unknown, depth: number): JSONValue {
 /**
  * An example value for `schema`: its `const`, first `enum` value, first `examples` entry or
  * `default`, else a value of the (first) type — objects with their required properties,
- * "example" strings, 0 or the minimum for numbers, true, [] or `minItems` items, null.
+ * "example" strings, 0 or the minimum for numbers, true, [] or `minItems` items, null. A `$ref`
+ * is followed into `root` (the document `schema` sits in; itself by default); an `anyOf`/`oneOf`
+ * takes its first branch that does not recurse. Bounded: 32 levels, 4,096 values.
  */
-export function exampleFromSchema(schema: unknown): JSONValue {
-  return build(schema, 0);
+export function exampleFromSchema(schema: unknown, root: unknown = schema): JSONValue {
+  return build(schema, 0, { root, expanding: new Set(), nodes: 0 });
 }

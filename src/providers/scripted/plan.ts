@@ -167,7 +167,8 @@ function argsFor(tool: FunctionTool, overrides: Record<string, JSONValue>): stri
 
 function finalizerArgs(tool: FunctionTool): string {
   const outputSchema = (tool.inputSchema.properties as Record<string, unknown> | undefined)?.output ?? {};
-  return JSON.stringify({ output: exampleFromSchema(outputSchema) });
+  // The caller's `$ref`s were rebased onto the finalizer's input schema (finalizerInputSchema): resolve them there.
+  return JSON.stringify({ output: exampleFromSchema(outputSchema, tool.inputSchema) });
 }
 
 function defaultPlan(after: LanguageModelV4Message[], tools: FunctionTool[], key: string): PlannedStep {
