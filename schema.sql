@@ -4760,6 +4760,9 @@ CREATE INDEX openai_responses_chat ON chat_private.openai_responses USING btree 
 -- INDEX chat_private turn_progress_chat
 CREATE INDEX turn_progress_chat ON chat_private.turn_progress USING btree (chat_id);
 
+-- INDEX chat_private turn_progress_input_message
+CREATE INDEX turn_progress_input_message ON chat_private.turn_progress USING btree (input_message_id);
+
 -- INDEX chat_private turn_progress_one_open_turn
 CREATE UNIQUE INDEX turn_progress_one_open_turn ON chat_private.turn_progress USING btree (chat_id) WHERE (finished_at IS NULL);
 
@@ -4802,11 +4805,17 @@ CREATE INDEX batches_owner ON chat_public.batches USING btree (owner_id, created
 -- INDEX chat_public chat_messages_chat
 CREATE INDEX chat_messages_chat ON chat_public.chat_messages USING btree (chat_id, id);
 
+-- INDEX chat_public chat_messages_created_by
+CREATE INDEX chat_messages_created_by ON chat_public.chat_messages USING btree (created_by) WHERE (created_by IS NOT NULL);
+
 -- INDEX chat_public chat_messages_one_receipt_per_request
 CREATE UNIQUE INDEX chat_messages_one_receipt_per_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (kind = 'receipt'::chat_public.message_kind);
 
 -- INDEX chat_public chat_messages_request
 CREATE INDEX chat_messages_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
+
+-- INDEX chat_public chat_queued_messages_created_by
+CREATE INDEX chat_queued_messages_created_by ON chat_public.chat_queued_messages USING btree (created_by) WHERE (created_by IS NOT NULL);
 
 -- INDEX chat_public chat_queued_messages_order
 CREATE INDEX chat_queued_messages_order ON chat_public.chat_queued_messages USING btree (chat_id, "position");
