@@ -4751,6 +4751,9 @@ CREATE INDEX deleted_requests_owner ON chat_private.deleted_requests USING btree
 -- INDEX chat_private idempotency_keys_created_at
 CREATE INDEX idempotency_keys_created_at ON chat_private.idempotency_keys USING btree (created_at);
 
+-- INDEX chat_private idempotency_keys_result_chat
+CREATE INDEX idempotency_keys_result_chat ON chat_private.idempotency_keys USING btree (((result ->> 'chat_id'::text)));
+
 -- INDEX chat_private model_configs_one_default
 CREATE UNIQUE INDEX model_configs_one_default ON chat_private.model_configs USING btree (is_default) WHERE is_default;
 
