@@ -1,6 +1,6 @@
 // `npm run bench:soak -- [turns] [rounds]`: many structured turns through the real worker process (scripted
-// provider, the bench:e2e turn: a tool call, its result, a valid finalization, the receipt), in rounds, with the
-// idle-chat retention rule on. Each chat is created with an idempotency key (as @chatd/client sends on every write)
+// provider, the bench:e2e turn: a tool call, its result, a valid finalization, the receipt), in rounds, with
+// retention after each. Each chat is created with an idempotency key (as @chatd/client sends on every write)
 // and each receipt makes a webhook delivery to a local receiver (answering 204), so the transient rules have rows.
 // Each round "a day passes" first: every chat, key, delivery and deleted-request id is back-dated by a day (and a
 // minute). The idle-chat rule is 2 days and the others 1, so after a round retention deletes the keys and deliveries
@@ -92,6 +92,15 @@ async function age(pool: pg.Pool): Promise<void> {
   }
 }
 
+/**
+ * The rules on (idle chats 2 days, the rest 1) only while the bench runs retention: the worker's own data_retention
+ * job (every 10 minutes) then finds nothing due, so each round's figures are this loop's alone.
+ */
+async function rules(pool: pg.Pool, on: boolean): Promise<void> {
+  await pool.query(`update chat_private.settings set value = case when not $1 then '0'::jsonb when name = 'retention_idle_chat_days' then '2' else '1' end
+    where name in ('retention_idle_chat_days', 'deleted_request_days', 'idempotency_key_days', 'webhook_delivery_days')`, [on]);
+}
+
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 
 const workspaces = join(tmpdir(), `chatd-soak-${process.pid}`);
@@ -110,10 +119,8 @@ pool.on("error", (error) => console.error(`bench:soak: idle connection failed: $
 let worker: ChildProcess | undefined;
 try {
   await pool.query("update chat_private.experiments set enabled = true");
-  await pool.query("update chat_private.settings set value = '2' where name = 'retention_idle_chat_days'");
   await pool.query("update chat_private.settings set value = '500' where name = 'retention_batch_size'");
-  await pool.query(`update chat_private.settings set value = '1'
-    where name in ('deleted_request_days', 'idempotency_key_days', 'webhook_delivery_days')`);
+  await rules(pool, false);
   const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('soak') returning id")).rows[0]!.id;
   await pool.query("select chat_private.webhook_add($1, $2, null, $3)", [user, receiverUrl, `whsec_${randomBytes(32).toString("base64")}`]);
   worker = spawn(process.execPath, [join(projectRoot, "bench", "worker-process.ts")], {
@@ -131,7 +138,9 @@ try {
     turns += PER_ROUND;
     if (round === 1) columns.push({ label: "round 1", sizes: await sizes(pool) });
     const retentionStart = Date.now();
+    await rules(pool, true);
     const deleted = await runRetention(pool, 1_000_000);
+    await rules(pool, false);
     const retentionMs = Date.now() - retentionStart;
     await pool.query(`vacuum ${TABLES.join(", ")}`);
     const after = await sizes(pool);
