@@ -416,6 +416,9 @@ REVOKE ALL ON FUNCTION chat_private.tg_turn_progress__enqueue_run() FROM PUBLIC;
 -- ACL chat_private FUNCTION tg_worker_config__bump()
 REVOKE ALL ON FUNCTION chat_private.tg_worker_config__bump() FROM PUBLIC;
 
+-- ACL chat_private FUNCTION transient_candidates(p_rule text, p_limit integer)
+REVOKE ALL ON FUNCTION chat_private.transient_candidates(p_rule text, p_limit integer) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION turn_state(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
@@ -849,7 +852,7 @@ COMMENT ON FUNCTION chat_private.operator_create_batch(p_owner uuid, p_response_
 COMMENT ON FUNCTION chat_private.operator_delete_chat(p_chat_id uuid) IS 'Operator: deletes a chat of any owner with its subagent chats and everything that names them; returns counts of what went.';
 
 -- COMMENT chat_private FUNCTION operator_delete_user(p_user_id uuid)
-COMMENT ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) IS 'Operator: deletes a user with every chat, batch, idempotency key and deleted-request id of theirs; their tokens are refused from the commit on. Returns counts of what went.';
+COMMENT ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) IS 'Operator: deletes a user with every chat, batch, idempotency key, deleted-request id and webhook endpoint (with its secrets and deliveries) of theirs; their tokens are refused from the commit on. Returns counts of what went.';
 
 -- COMMENT chat_private FUNCTION operator_release_lease(p_chat_id uuid)
 COMMENT ON FUNCTION chat_private.operator_release_lease(p_chat_id uuid) IS 'Operator repair: releases the chat''s runner lease and re-enqueues the chat. Returns whether a lease existed.';
@@ -867,10 +870,10 @@ COMMENT ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_i
 COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Envelope errors of a response_format value, as (field, detail) rows; no rows when the envelope is acceptable.';
 
 -- COMMENT chat_private FUNCTION retention_due()
-COMMENT ON FUNCTION chat_private.retention_due() IS 'Per retention rule: its setting in days (0: off) and how many chats, batches or deleted-request ids it would delete now.';
+COMMENT ON FUNCTION chat_private.retention_due() IS 'Per retention rule: its setting in days (0: off) and how many chats, batches, deleted-request ids, idempotency keys, webhook deliveries or failed jobs it would delete now.';
 
 -- COMMENT chat_private FUNCTION run_retention()
-COMMENT ON FUNCTION chat_private.run_retention() IS 'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, and expired deleted-request ids. Skips rows a client holds.';
+COMMENT ON FUNCTION chat_private.run_retention() IS 'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, expired deleted-request ids, and expired idempotency keys, finished webhook deliveries and permanently failed jobs. Skips rows a client holds.';
 
 -- COMMENT chat_private FUNCTION service_gauges()
 COMMENT ON FUNCTION chat_private.service_gauges() IS 'The counts behind the database gauges of /metrics (receipts, pending requests, turns, job queue, chat queues, lease recoveries, stuck chats, batches), as one JSON object.';
@@ -1680,6 +1683,13 @@ begin
     end if;
     perform chat_private.notify_batch(v_item.batch_id, 'progress');
   end loop;
+  -- Their webhook deliveries go too (a pending one is never sent: it would send the receiver to a Response that
+  -- reads as deleted). A delivery job left behind finds no delivery and ends.
+  delete from chat_private.webhook_deliveries d
+  where d.subject_id = any(array(select 'resp_' || replace(r.id::text, '-', '')
+                                 from chat_public.structured_output_requests r where r.chat_id = any(v_ids)));
+  get diagnostics v_rows = row_count;
+  v_counts := v_counts || jsonb_build_object('webhook_deliveries', v_rows);
   insert into chat_private.deleted_requests (id, owner_id)
   select r.id, c.owner_id from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
   where r.chat_id = any(v_ids)
@@ -3173,6 +3183,8 @@ declare
   v_items integer;
   v_keys integer;
   v_tombstones integer;
+  v_endpoints integer;
+  v_deliveries integer;
 begin
   select * into v_user from chat_public.users where id = p_user_id for update;
   if not found then
@@ -3183,12 +3195,17 @@ begin
   select count(*) into v_items from chat_public.batch_items i join chat_public.batches b on b.id = i.batch_id
   where b.owner_id = p_user_id;
   with gone as (delete from chat_public.batches where owner_id = p_user_id returning 1) select count(*) into v_batches from gone;
+  select count(*) into v_deliveries from chat_private.webhook_deliveries d
+  join chat_private.webhook_endpoints e on e.id = d.endpoint_id where e.owner_id = p_user_id;
+  with gone as (delete from chat_private.webhook_endpoints where owner_id = p_user_id returning 1)
+  select count(*) into v_endpoints from gone;
   with gone as (delete from chat_private.idempotency_keys where owner_id = p_user_id returning 1) select count(*) into v_keys from gone;
   with gone as (delete from chat_private.deleted_requests where owner_id = p_user_id returning 1)
   select count(*) into v_tombstones from gone;
   delete from chat_public.users where id = p_user_id;
   return jsonb_build_object('user_id', v_user.id, 'name', v_user.name) || v_report || jsonb_build_object(
-    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones);
+    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones,
+    'webhook_endpoints', v_endpoints, 'webhook_deliveries', coalesce((v_report ->> 'webhook_deliveries')::int, 0) + v_deliveries);
 end;
 $$;
 
@@ -3497,10 +3514,16 @@ CREATE FUNCTION chat_private.retention_due() RETURNS TABLE(rule text, days integ
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
   select r.rule, coalesce(chat_private.setting_int(r.setting), 0),
-    (select count(*) from chat_private.retention_candidates(r.rule, 2147483647))
-  from (values ('archived_chats', 'retention_archived_chat_days'), ('idle_chats', 'retention_idle_chat_days'),
-               ('finished_batches', 'retention_finished_batch_days'), ('deleted_requests', 'deleted_request_days'))
-       r (rule, setting);
+    case when r.transient then (select count(*) from chat_private.transient_candidates(r.rule, 2147483647))
+         else (select count(*) from chat_private.retention_candidates(r.rule, 2147483647)) end
+  from (values ('archived_chats', 'retention_archived_chat_days', false),
+               ('idle_chats', 'retention_idle_chat_days', false),
+               ('finished_batches', 'retention_finished_batch_days', false),
+               ('deleted_requests', 'deleted_request_days', false),
+               ('idempotency_keys', 'idempotency_key_days', true),
+               ('webhook_deliveries', 'webhook_delivery_days', true),
+               ('failed_jobs', 'failed_job_days', true))
+       r (rule, setting, transient);
 $$;
 
 -- FUNCTION chat_private run_retention()
@@ -3515,6 +3538,9 @@ declare
   v_report jsonb;
   v_batches integer := 0;
   v_requests integer;
+  v_keys integer;
+  v_deliveries integer;
+  v_jobs integer;
 begin
   select coalesce(array_agg(s.id), '{}') into v_chats from (
     select c.id from chat_public.chats c
@@ -3536,12 +3562,25 @@ begin
   end if;
   v_report := chat_private._delete_chats(v_chats);
   if v_batches = 1 then
+    delete from chat_private.webhook_deliveries where subject_id = 'batch_' || replace(v_batch::text, '-', '');
     delete from chat_public.batches where id = v_batch;
   end if;
   with gone as (delete from chat_private.deleted_requests where id in
                   (select id from chat_private.retention_candidates('deleted_requests', v_limit)) returning 1)
   select count(*) into v_requests from gone;
-  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests);
+  delete from chat_private.idempotency_keys k
+  using chat_private.transient_candidates('idempotency_keys', v_limit) t
+  where k.owner_id = t.owner_id and k.key = t.key;
+  get diagnostics v_keys = row_count;
+  -- The status is checked again on the row itself: a replay may have made the delivery pending meanwhile.
+  delete from chat_private.webhook_deliveries d
+  where d.id in (select t.id from chat_private.transient_candidates('webhook_deliveries', v_limit) t)
+    and d.status <> 'pending';
+  get diagnostics v_deliveries = row_count;
+  select count(*) into v_jobs from graphile_worker.complete_jobs(array(
+    select t.id from chat_private.transient_candidates('failed_jobs', v_limit) t));
+  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests,
+    'idempotency_keys', v_keys, 'webhook_deliveries', v_deliveries, 'failed_jobs', v_jobs);
 end;
 $$;
 
@@ -3963,6 +4002,36 @@ CREATE FUNCTION chat_private.tg_worker_config__bump() RETURNS trigger
 begin
   update chat_private.worker_config_version set version = version + 1 where id;
   return null;
+end;
+$$;
+
+-- FUNCTION chat_private transient_candidates(text, integer)
+CREATE FUNCTION chat_private.transient_candidates(p_rule text, p_limit integer) RETURNS TABLE(owner_id uuid, key text, id bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_days integer;
+begin
+  v_days := chat_private.setting_int(case p_rule when 'idempotency_keys' then 'idempotency_key_days'
+                                                 when 'webhook_deliveries' then 'webhook_delivery_days'
+                                                 when 'failed_jobs' then 'failed_job_days' end);
+  if coalesce(v_days, 0) <= 0 then
+    return;
+  end if;
+  if p_rule = 'idempotency_keys' then
+    return query select k.owner_id, k.key, null::bigint from chat_private.idempotency_keys k
+      where k.created_at < now() - make_interval(days => v_days) and k.key not like 'batch:%' and k.key not like 'agent:%'
+      order by k.created_at limit p_limit;
+  elsif p_rule = 'webhook_deliveries' then
+    return query select null::uuid, null::text, d.id from chat_private.webhook_deliveries d
+      where d.created_at < now() - make_interval(days => v_days) and d.status <> 'pending'
+      order by d.created_at limit p_limit;
+  elsif p_rule = 'failed_jobs' then
+    return query select null::uuid, null::text, j.id from graphile_worker.jobs j
+      where j.attempts >= j.max_attempts and j.locked_at is null and j.updated_at < now() - make_interval(days => v_days)
+      order by j.updated_at limit p_limit;
+  end if;
 end;
 $$;
 
@@ -4881,6 +4950,12 @@ CREATE INDEX deleted_requests_deleted_at ON chat_private.deleted_requests USING 
 -- INDEX chat_private deleted_requests_owner
 CREATE INDEX deleted_requests_owner ON chat_private.deleted_requests USING btree (owner_id);
 
+-- INDEX chat_private idempotency_keys_created_at
+CREATE INDEX idempotency_keys_created_at ON chat_private.idempotency_keys USING btree (created_at);
+
+-- INDEX chat_private idempotency_keys_result_chat
+CREATE INDEX idempotency_keys_result_chat ON chat_private.idempotency_keys USING btree (((result ->> 'chat_id'::text)));
+
 -- INDEX chat_private model_configs_one_default
 CREATE UNIQUE INDEX model_configs_one_default ON chat_private.model_configs USING btree (is_default) WHERE is_default;
 
@@ -4890,14 +4965,23 @@ CREATE INDEX openai_responses_chat ON chat_private.openai_responses USING btree 
 -- INDEX chat_private turn_progress_chat
 CREATE INDEX turn_progress_chat ON chat_private.turn_progress USING btree (chat_id);
 
+-- INDEX chat_private turn_progress_input_message
+CREATE INDEX turn_progress_input_message ON chat_private.turn_progress USING btree (input_message_id);
+
 -- INDEX chat_private turn_progress_one_open_turn
 CREATE UNIQUE INDEX turn_progress_one_open_turn ON chat_private.turn_progress USING btree (chat_id) WHERE (finished_at IS NULL);
 
 -- INDEX chat_private turn_progress_request
 CREATE INDEX turn_progress_request ON chat_private.turn_progress USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
 
+-- INDEX chat_private webhook_deliveries_created_at
+CREATE INDEX webhook_deliveries_created_at ON chat_private.webhook_deliveries USING btree (created_at);
+
 -- INDEX chat_private webhook_deliveries_endpoint
 CREATE INDEX webhook_deliveries_endpoint ON chat_private.webhook_deliveries USING btree (endpoint_id, id);
+
+-- INDEX chat_private webhook_deliveries_subject
+CREATE INDEX webhook_deliveries_subject ON chat_private.webhook_deliveries USING btree (subject_id);
 
 -- INDEX chat_private webhook_endpoints_owner
 CREATE INDEX webhook_endpoints_owner ON chat_private.webhook_endpoints USING btree (owner_id);
@@ -4926,11 +5010,17 @@ CREATE INDEX batches_owner ON chat_public.batches USING btree (owner_id, created
 -- INDEX chat_public chat_messages_chat
 CREATE INDEX chat_messages_chat ON chat_public.chat_messages USING btree (chat_id, id);
 
+-- INDEX chat_public chat_messages_created_by
+CREATE INDEX chat_messages_created_by ON chat_public.chat_messages USING btree (created_by) WHERE (created_by IS NOT NULL);
+
 -- INDEX chat_public chat_messages_one_receipt_per_request
 CREATE UNIQUE INDEX chat_messages_one_receipt_per_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (kind = 'receipt'::chat_public.message_kind);
 
 -- INDEX chat_public chat_messages_request
 CREATE INDEX chat_messages_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
+
+-- INDEX chat_public chat_queued_messages_created_by
+CREATE INDEX chat_queued_messages_created_by ON chat_public.chat_queued_messages USING btree (created_by) WHERE (created_by IS NOT NULL);
 
 -- INDEX chat_public chat_queued_messages_order
 CREATE INDEX chat_queued_messages_order ON chat_public.chat_queued_messages USING btree (chat_id, "position");

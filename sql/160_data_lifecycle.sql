@@ -76,6 +76,13 @@ begin
     perform chat_private.notify_batch(v_item.batch_id, 'progress');
   end loop;
 
+  -- Their webhook deliveries go too (a pending one is never sent: it would send the receiver to a Response that
+  -- reads as deleted). A delivery job left behind finds no delivery and ends.
+  delete from chat_private.webhook_deliveries d
+  where d.subject_id = any(array(select 'resp_' || replace(r.id::text, '-', '')
+                                 from chat_public.structured_output_requests r where r.chat_id = any(v_ids)));
+  get diagnostics v_rows = row_count;
+  v_counts := v_counts || jsonb_build_object('webhook_deliveries', v_rows);
   insert into chat_private.deleted_requests (id, owner_id)
   select r.id, c.owner_id from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
   where r.chat_id = any(v_ids)
@@ -165,10 +172,10 @@ comment on function chat_private.operator_delete_chat(uuid) is
 select chat_private.grant_execute('chat_private.operator_delete_chat(uuid)', '{chat_operator}');
 
 -- Operator: a user and everything of theirs, in one transaction: chats (as _delete_chats), batches with their items,
--- idempotency keys, deleted-request ids, and the user row. Tokens carry the user's id as `sub`, and that id is gone
--- for good (ids are random uuids, a new user of the same name gets another), so every token of the user is refused
--- at once: writes with NOAUT (require_user), and reads match no row (RLS on owner_id). chatd stores no per-user
--- secret (the JWT signing secret is the server's).
+-- idempotency keys, deleted-request ids, webhook endpoints (the user's only secrets: their signing secrets) with
+-- their deliveries, and the user row. Tokens carry the user's id as `sub`, and that id is gone for good (ids are
+-- random uuids, a new user of the same name gets another), so every token of the user is refused at once: writes
+-- with NOAUT (require_user), and reads match no row (RLS on owner_id). The JWT signing secret is the server's.
 create or replace function chat_private.operator_delete_user(p_user_id uuid) returns jsonb as $$
 declare
   v_user chat_public.users;
@@ -177,6 +184,8 @@ declare
   v_items integer;
   v_keys integer;
   v_tombstones integer;
+  v_endpoints integer;
+  v_deliveries integer;
 begin
   select * into v_user from chat_public.users where id = p_user_id for update;
   if not found then
@@ -187,16 +196,21 @@ begin
   select count(*) into v_items from chat_public.batch_items i join chat_public.batches b on b.id = i.batch_id
   where b.owner_id = p_user_id;
   with gone as (delete from chat_public.batches where owner_id = p_user_id returning 1) select count(*) into v_batches from gone;
+  select count(*) into v_deliveries from chat_private.webhook_deliveries d
+  join chat_private.webhook_endpoints e on e.id = d.endpoint_id where e.owner_id = p_user_id;
+  with gone as (delete from chat_private.webhook_endpoints where owner_id = p_user_id returning 1)
+  select count(*) into v_endpoints from gone;
   with gone as (delete from chat_private.idempotency_keys where owner_id = p_user_id returning 1) select count(*) into v_keys from gone;
   with gone as (delete from chat_private.deleted_requests where owner_id = p_user_id returning 1)
   select count(*) into v_tombstones from gone;
   delete from chat_public.users where id = p_user_id;
   return jsonb_build_object('user_id', v_user.id, 'name', v_user.name) || v_report || jsonb_build_object(
-    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones);
+    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones,
+    'webhook_endpoints', v_endpoints, 'webhook_deliveries', coalesce((v_report ->> 'webhook_deliveries')::int, 0) + v_deliveries);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.operator_delete_user(uuid) is
-  E'Operator: deletes a user with every chat, batch, idempotency key and deleted-request id of theirs; their tokens are refused from the commit on. Returns counts of what went.';
+  E'Operator: deletes a user with every chat, batch, idempotency key, deleted-request id and webhook endpoint (with its secrets and deliveries) of theirs; their tokens are refused from the commit on. Returns counts of what went.';
 select chat_private.grant_execute('chat_private.operator_delete_user(uuid)', '{chat_operator}');
 
 -- What retention would delete now, per rule (0 when the rule is off). One owner of the rules: run_retention deletes
@@ -234,11 +248,45 @@ end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.retention_candidates(text, integer)', '{}');
 
+-- Transient rows due now, per rule, oldest first (none when the rule's setting is 0): idempotency keys clients sent
+-- (a key chatd minted for a batch item or a subagent, batch:/agent:, stays while its chat does: a re-dispatch or a
+-- retried spawn finds its chat through it, and _delete_chats removes it with the chat); webhook deliveries that are
+-- delivered or failed; Graphile Worker jobs that failed permanently (a job of a chat goes with the chat anyway).
+-- One owner of these rules: run_retention deletes what this lists, and retention_due counts it.
+create or replace function chat_private.transient_candidates(p_rule text, p_limit integer)
+returns table (owner_id uuid, key text, id bigint) as $$
+declare
+  v_days integer;
+begin
+  v_days := chat_private.setting_int(case p_rule when 'idempotency_keys' then 'idempotency_key_days'
+                                                 when 'webhook_deliveries' then 'webhook_delivery_days'
+                                                 when 'failed_jobs' then 'failed_job_days' end);
+  if coalesce(v_days, 0) <= 0 then
+    return;
+  end if;
+  if p_rule = 'idempotency_keys' then
+    return query select k.owner_id, k.key, null::bigint from chat_private.idempotency_keys k
+      where k.created_at < now() - make_interval(days => v_days) and k.key not like 'batch:%' and k.key not like 'agent:%'
+      order by k.created_at limit p_limit;
+  elsif p_rule = 'webhook_deliveries' then
+    return query select null::uuid, null::text, d.id from chat_private.webhook_deliveries d
+      where d.created_at < now() - make_interval(days => v_days) and d.status <> 'pending'
+      order by d.created_at limit p_limit;
+  elsif p_rule = 'failed_jobs' then
+    return query select null::uuid, null::text, j.id from graphile_worker.jobs j
+      where j.attempts >= j.max_attempts and j.locked_at is null and j.updated_at < now() - make_interval(days => v_days)
+      order by j.updated_at limit p_limit;
+  end if;
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.transient_candidates(text, integer)', '{}');
+
 -- One small step of retention, in the caller's transaction: up to retention_batch_size chats (archived first, then
 -- idle), or the chats of the oldest due batch (the batch itself once it has none left), and expired deleted-request
--- ids. Candidates a client has locked are skipped (SKIP LOCKED), so no client waits on retention and retention
--- waits on no client; a skipped one is taken by a later run. Readers never wait: deletes take row locks only.
--- Returns what went; {"chats": 0, "batches": 0, ...} means nothing is due.
+-- ids, and up to retention_batch_size transient rows of each transient_candidates rule. Candidates a client has
+-- locked are skipped (SKIP LOCKED), so no client waits on retention and retention waits on no client; a skipped one
+-- is taken by a later run. Readers never wait: deletes take row locks only. Returns what went; all zeros means
+-- nothing is due.
 create or replace function chat_private.run_retention() returns jsonb as $$
 declare
   v_limit integer := greatest(coalesce(chat_private.setting_int('retention_batch_size'), 50), 1);
@@ -247,6 +295,9 @@ declare
   v_report jsonb;
   v_batches integer := 0;
   v_requests integer;
+  v_keys integer;
+  v_deliveries integer;
+  v_jobs integer;
 begin
   select coalesce(array_agg(s.id), '{}') into v_chats from (
     select c.id from chat_public.chats c
@@ -268,26 +319,45 @@ begin
   end if;
   v_report := chat_private._delete_chats(v_chats);
   if v_batches = 1 then
+    delete from chat_private.webhook_deliveries where subject_id = 'batch_' || replace(v_batch::text, '-', '');
     delete from chat_public.batches where id = v_batch;
   end if;
   with gone as (delete from chat_private.deleted_requests where id in
                   (select id from chat_private.retention_candidates('deleted_requests', v_limit)) returning 1)
   select count(*) into v_requests from gone;
-  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests);
+  delete from chat_private.idempotency_keys k
+  using chat_private.transient_candidates('idempotency_keys', v_limit) t
+  where k.owner_id = t.owner_id and k.key = t.key;
+  get diagnostics v_keys = row_count;
+  -- The status is checked again on the row itself: a replay may have made the delivery pending meanwhile.
+  delete from chat_private.webhook_deliveries d
+  where d.id in (select t.id from chat_private.transient_candidates('webhook_deliveries', v_limit) t)
+    and d.status <> 'pending';
+  get diagnostics v_deliveries = row_count;
+  select count(*) into v_jobs from graphile_worker.complete_jobs(array(
+    select t.id from chat_private.transient_candidates('failed_jobs', v_limit) t));
+  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests,
+    'idempotency_keys', v_keys, 'webhook_deliveries', v_deliveries, 'failed_jobs', v_jobs);
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.run_retention() is
-  E'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, and expired deleted-request ids. Skips rows a client holds.';
+  E'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, expired deleted-request ids, and expired idempotency keys, finished webhook deliveries and permanently failed jobs. Skips rows a client holds.';
 select chat_private.grant_execute('chat_private.run_retention()', '{chat_worker, chat_operator}');
 
 -- `chatd ops status`: what retention would delete now, per rule, with the rule's setting.
 create or replace function chat_private.retention_due() returns table (rule text, days integer, due bigint) as $$
   select r.rule, coalesce(chat_private.setting_int(r.setting), 0),
-    (select count(*) from chat_private.retention_candidates(r.rule, 2147483647))
-  from (values ('archived_chats', 'retention_archived_chat_days'), ('idle_chats', 'retention_idle_chat_days'),
-               ('finished_batches', 'retention_finished_batch_days'), ('deleted_requests', 'deleted_request_days'))
-       r (rule, setting);
+    case when r.transient then (select count(*) from chat_private.transient_candidates(r.rule, 2147483647))
+         else (select count(*) from chat_private.retention_candidates(r.rule, 2147483647)) end
+  from (values ('archived_chats', 'retention_archived_chat_days', false),
+               ('idle_chats', 'retention_idle_chat_days', false),
+               ('finished_batches', 'retention_finished_batch_days', false),
+               ('deleted_requests', 'deleted_request_days', false),
+               ('idempotency_keys', 'idempotency_key_days', true),
+               ('webhook_deliveries', 'webhook_delivery_days', true),
+               ('failed_jobs', 'failed_job_days', true))
+       r (rule, setting, transient);
 $$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
 comment on function chat_private.retention_due() is
-  E'Per retention rule: its setting in days (0: off) and how many chats, batches or deleted-request ids it would delete now.';
+  E'Per retention rule: its setting in days (0: off) and how many chats, batches, deleted-request ids, idempotency keys, webhook deliveries or failed jobs it would delete now.';
 select chat_private.grant_execute('chat_private.retention_due()', '{chat_operator}');

@@ -14,22 +14,27 @@ const RETENTION_INTERVAL_MS = 10 * 60_000;
 /** Steps per tick: a large backlog is worked off over several ticks instead of one long job. */
 const MAX_STEPS = 200;
 
+/** What one run_retention step (and runRetention, summed) deleted, per rule. */
 export interface RetentionReport {
   chats: number;
   batches: number;
   deleted_request_ids: number;
+  idempotency_keys: number;
+  webhook_deliveries: number;
+  failed_jobs: number;
 }
+
+const RULES = ["chats", "batches", "deleted_request_ids", "idempotency_keys", "webhook_deliveries", "failed_jobs"] as const;
+const deletedAny = (report: RetentionReport) => RULES.some((rule) => report[rule] > 0);
 
 /** Runs retention steps until nothing is due (or MAX_STEPS); returns the totals. */
 export async function runRetention(pool: pg.Pool, maxSteps = MAX_STEPS): Promise<RetentionReport> {
-  const total: RetentionReport = { chats: 0, batches: 0, deleted_request_ids: 0 };
+  const total = Object.fromEntries(RULES.map((rule) => [rule, 0])) as unknown as RetentionReport;
   for (let step = 0; step < maxSteps; step += 1) {
     const { rows } = await pool.query<{ report: RetentionReport }>("select chat_private.run_retention() as report");
     const report = rows[0]!.report;
-    total.chats += report.chats;
-    total.batches += report.batches;
-    total.deleted_request_ids += report.deleted_request_ids;
-    if (report.chats + report.batches + report.deleted_request_ids === 0) break;
+    for (const rule of RULES) total[rule] += report[rule];
+    if (!deletedAny(report)) break;
   }
   return total;
 }
@@ -37,7 +42,7 @@ export async function runRetention(pool: pg.Pool, maxSteps = MAX_STEPS): Promise
 export function makeRetentionTask(deps: { pool: pg.Pool; log: Logger }): Task {
   return async () => {
     const total = await runRetention(deps.pool);
-    if (total.chats + total.batches + total.deleted_request_ids > 0) deps.log.info(total, "retention deleted due data");
+    if (deletedAny(total)) deps.log.info(total, "retention deleted due data");
   };
 }
 

@@ -30,7 +30,7 @@ export function registerDeleteCommands(ops: Command, open: () => Promise<Resolve
       });
     });
   ops.command("delete-user <user>")
-    .description("delete a user (name or id) for good: every chat, batch and idempotency key; their tokens stop working")
+    .description("delete a user (name or id) for good: every chat, batch, idempotency key and webhook endpoint; their tokens stop working")
     .requiredOption("--yes", "confirm: this cannot be undone")
     .action(async (user: string) => {
       await withOperatorClient(open, async (client) => {
@@ -38,7 +38,7 @@ export function registerDeleteCommands(ops: Command, open: () => Promise<Resolve
           "select chat_private.operator_delete_user($1) as report", [await userId(client, user)]);
         const report = rows[0]!.report;
         console.log(formatReport(`deleted user ${String(report.name)}`, { ...report,
-          tokens: "refused from now on (their user id no longer exists and is never reused)", secrets: "none stored per user" }));
+          tokens: "refused from now on (their user id no longer exists and is never reused)", secrets: "the webhook endpoints' signing secrets went with them (chatd keeps no other per-user secret)" }));
       });
     });
 }

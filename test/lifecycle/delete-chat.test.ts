@@ -60,6 +60,29 @@ test("the owner's delete removes the chat, its child and every row that names th
   assert.equal(await leftovers(db, ids, chat.messageIds), {});
 });
 
+test("the chat's /v1 Response record and webhook deliveries go with it; the user's endpoint stays", async () => {
+  const { rows: [endpoint] } = await db.pool.query<{ id: string }>("select chat_private.webhook_add($1, $2, null, $3) as id",
+    [owner, "https://receiver.example/hook", `whsec_${Buffer.alloc(32, 7).toString("base64")}`]);
+  const { rows: [response] } = await db.as("chat_user", owner, (c) => c.query<{ id: string }>(
+    "select chat_public.openai_create_response($1, $2, null, null, '[]', false, '{}', $3, 'key-1') as id",
+    [text("first"), structured(), "0".repeat(64)]), true);
+  const { rows: [chat] } = await db.pool.query<{ chat_id: string }>(
+    "select chat_id from chat_public.structured_output_requests where id = $1", [response!.id]);
+  // A second request, queued and then canceled: its terminal update writes a delivery (response.cancelled).
+  const queued = await sendMessage(db, owner, chat!.chat_id, "second", structured("second"));
+  await db.as("chat_user", owner, (c) => c.query("select chat_public.openai_cancel_response($1)", [queued.structured_output_request_id]), true);
+  const requestIds = [response!.id, queued.structured_output_request_id!];
+  const before = await leftovers(db, [chat!.chat_id], [], requestIds);
+  assert.is(before["chat_private.webhook_deliveries"], 1, JSON.stringify(before));
+  assert.is(before["chat_private.openai_responses.chat_id"], 1, JSON.stringify(before));
+  const { rows: [report] } = await db.as("chat_operator", null, (c) => c.query<{ r: { webhook_deliveries: number } }>(
+    "select chat_private.operator_delete_chat($1) as r", [chat!.chat_id]), true);
+  assert.is(report!.r.webhook_deliveries, 1);
+  assert.equal(await leftovers(db, [chat!.chat_id], [], requestIds), {});
+  assert.is(await count(db, "select 1 from chat_private.webhook_endpoints where id = $1", [endpoint!.id]), 1);
+  await db.pool.query("delete from chat_private.webhook_endpoints where id = $1", [endpoint!.id]);
+});
+
 test("a poller of a deleted chat's structured request reads REQUEST_DELETED (SODEL); anyone else NOT_FOUND (SONTF)", async () => {
   const chat = await busyChat();
   const find = (user: string, id: string) =>

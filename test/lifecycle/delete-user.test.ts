@@ -112,6 +112,8 @@ test("chatd ops delete-user removes every chat, batch and key of the user; the u
     result { rowId } } }`, { rf: envelope(), items: [{ line: 1, content: textContent("one") }] }, dave.token);
   assert.is(batch.errors, undefined, JSON.stringify(batch.errors));
   assert.is((await t.gql<{ allChats: { totalCount: number } }>(CHATS, {}, dave.token)).data?.allChats.totalCount, 2);
+  await t.db.pool.query("select chat_private.webhook_add($1, 'https://receiver.example/dave', null, $2)",
+    [dave.id, `whsec_${Buffer.alloc(32, 5).toString("base64")}`]);
 
   assert.is.not((await runChatd(["ops", "delete-user", "dave-gone"], t.db.url)).code, 0, "--yes is required");
   assert.is(await count(t.db, "select 1 from chat_public.users where id = $1", [dave.id]), 1);
@@ -121,6 +123,8 @@ test("chatd ops delete-user removes every chat, batch and key of the user; the u
   assert.match(run.out, /chats: 2/);
   assert.match(run.out, /batches: 1/);
   assert.match(run.out, /tokens: refused/);
+  assert.match(run.out, /webhook_endpoints: 1/);
+  assert.is(await count(t.db, "select 1 from chat_private.webhook_endpoints where owner_id = $1", [dave.id]), 0);
 
   assert.equal(await leftovers(t.db, chats.map((c) => c.chatId)), {});
   assert.is(await count(t.db, "select 1 from chat_public.batches where owner_id = $1", [dave.id]), 0);

@@ -4,9 +4,12 @@ import type { TestDatabase } from "../support/db.ts";
 /**
  * Rows naming any of `chatIds`, per table: every base table with a `chat_id` or `parent_chat_id` column (read from
  * information_schema, so a table added later is covered), message_internals through the message ids given, the
- * idempotency results and Graphile Worker's jobs through their JSON. Only non-zero counts are returned.
+ * idempotency results and Graphile Worker's jobs through their JSON, and webhook deliveries about the structured
+ * requests given (their subject is the Response id, resp_<request id without dashes>). Only non-zero counts are
+ * returned.
  */
-export async function leftovers(db: TestDatabase, chatIds: string[], messageIds: string[] = []): Promise<Record<string, number>> {
+export async function leftovers(db: TestDatabase, chatIds: string[], messageIds: string[] = [],
+  requestIds: string[] = []): Promise<Record<string, number>> {
   const { rows: columns } = await db.pool.query<{ relation: string; column_name: string }>(
     `select format('%I.%I', c.table_schema, c.table_name) as relation, c.column_name
      from information_schema.columns c
@@ -28,6 +31,8 @@ export async function leftovers(db: TestDatabase, chatIds: string[], messageIds:
     add(name, (await db.pool.query<{ n: number }>(sql, params)).rows[0]!.n);
   await one("chat_private.message_internals", "select count(*)::int as n from chat_private.message_internals where message_id = any($1::bigint[])", [messageIds]);
   await one("chat_private.idempotency_keys", "select count(*)::int as n from chat_private.idempotency_keys where result ->> 'chat_id' = any($1)", [chatIds]);
+  await one("chat_private.webhook_deliveries", "select count(*)::int as n from chat_private.webhook_deliveries where subject_id = any($1)",
+    [requestIds.map((id) => `resp_${id.replaceAll("-", "")}`)]);
   await one("graphile_worker.jobs", "select count(*)::int as n from graphile_worker._private_jobs where payload ->> 'chat_id' = any($1)", [chatIds]);
   return counts;
 }

@@ -91,6 +91,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private._delete_chats(uuid[])",
     "chat_private.idempotent_result(uuid,text,text,text)",
     "chat_private.retention_candidates(text,integer)",
+    "chat_private.transient_candidates(text,integer)",
     "chat_private.insert_batch(uuid,jsonb,jsonb,text,text,text,integer,text)",
     "chat_private.notify_batch(uuid,text)",
     "chat_private.notify_chat(uuid,text)",
