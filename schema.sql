@@ -212,6 +212,9 @@ REVOKE ALL ON FUNCTION chat_private.notify_chat(p_chat_id uuid, p_change text) F
 -- ACL chat_private FUNCTION notify_chat_row(p_chat chat_public.chats, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text)
+REVOKE ALL ON FUNCTION chat_private.openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION operator_cancel_batch(p_batch_id uuid, p_reason text)
 GRANT ALL ON FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) FROM PUBLIC;
@@ -454,6 +457,9 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_config_secrets TO 
 GRANT SELECT ON TABLE chat_private.model_configs TO chat_operator;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_configs TO chat_worker;
 
+-- ACL chat_private TABLE openai_response_rounds
+GRANT SELECT ON TABLE chat_private.openai_response_rounds TO chat_operator;
+
 -- ACL chat_private TABLE openai_responses
 GRANT SELECT ON TABLE chat_private.openai_responses TO chat_operator;
 
@@ -637,6 +643,10 @@ REVOKE ALL ON FUNCTION chat_public.interrupt_chat(chat_id uuid) FROM PUBLIC;
 -- ACL chat_public FUNCTION openai_cancel_response(p_id uuid)
 GRANT ALL ON FUNCTION chat_public.openai_cancel_response(p_id uuid) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.openai_cancel_response(p_id uuid) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+GRANT ALL ON FUNCTION chat_public.openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) FROM PUBLIC;
 
 -- ACL chat_public FUNCTION openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
 GRANT ALL ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) TO chat_user;
@@ -1030,6 +1040,10 @@ COMMENT ON FUNCTION chat_public.interrupt_chat(chat_id uuid) IS 'Stops the runni
 COMMENT ON FUNCTION chat_public.openai_cancel_response(p_id uuid) IS '@behavior -*
 Cancels a Response for /v1/responses/{id}/cancel (idempotent; a finished one stays as it is).';
 
+-- COMMENT chat_public FUNCTION openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+COMMENT ON FUNCTION chat_public.openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) IS '@behavior -*
+Answers the function calls of a Response with function_call_output items for /v1/responses (previous_response_id).';
+
 -- COMMENT chat_public FUNCTION openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
 COMMENT ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) IS '@behavior -*
 Creates an OpenAI Response (a chat whose first message carries a structured request) for /v1/responses.';
@@ -1143,6 +1157,18 @@ ALTER TABLE ONLY chat_private.model_config_secrets
 -- CONSTRAINT chat_private model_configs model_configs_pkey
 ALTER TABLE ONLY chat_private.model_configs
     ADD CONSTRAINT model_configs_pkey PRIMARY KEY (id);
+
+-- CONSTRAINT chat_private openai_response_rounds openai_response_rounds_owner_id_idempotency_key_key
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_owner_id_idempotency_key_key UNIQUE (owner_id, idempotency_key);
+
+-- CONSTRAINT chat_private openai_response_rounds openai_response_rounds_pkey
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_pkey PRIMARY KEY (id);
+
+-- CONSTRAINT chat_private openai_response_rounds openai_response_rounds_request_id_round_key
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_request_id_round_key UNIQUE (request_id, round);
 
 -- CONSTRAINT chat_private openai_responses openai_responses_owner_id_idempotency_key_key
 ALTER TABLE ONLY chat_private.openai_responses
@@ -1276,6 +1302,14 @@ ALTER TABLE ONLY chat_private.message_internals
 -- FK CONSTRAINT chat_private model_config_secrets model_config_secrets_model_config_id_fkey
 ALTER TABLE ONLY chat_private.model_config_secrets
     ADD CONSTRAINT model_config_secrets_model_config_id_fkey FOREIGN KEY (model_config_id) REFERENCES chat_private.model_configs(id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT chat_private openai_response_rounds openai_response_rounds_owner_id_fkey
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES chat_public.users(id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT chat_private openai_response_rounds openai_response_rounds_request_id_fkey
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_request_id_fkey FOREIGN KEY (request_id) REFERENCES chat_public.structured_output_requests(id) ON DELETE CASCADE;
 
 -- FK CONSTRAINT chat_private openai_responses openai_responses_chat_id_fkey
 ALTER TABLE ONLY chat_private.openai_responses
@@ -2913,6 +2947,32 @@ CREATE FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change 
   select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, chat_private.chat_notification(p_chat, p_change));
 $$;
 
+-- FUNCTION chat_private openai_idempotent_response(uuid, text, text)
+CREATE FUNCTION chat_private.openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text) RETURNS uuid
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_id uuid;
+  v_sha text;
+begin
+  if p_idempotency_key is null then
+    return null;
+  end if;
+  select o.request_id, o.body_sha256 into v_id, v_sha from chat_private.openai_responses o
+  where o.owner_id = p_user and o.idempotency_key = p_idempotency_key;
+  if not found then
+    select x.id, x.body_sha256 into v_id, v_sha from chat_private.openai_response_rounds x
+    where x.owner_id = p_user and x.idempotency_key = p_idempotency_key;
+  end if;
+  if v_id is not null and v_sha <> p_body_sha256 then
+    raise exception 'this Idempotency-Key was already used with another request body'
+      using errcode = 'IDKEY', column = 'idempotency_key';
+  end if;
+  return v_id;
+end;
+$$;
+
 -- FUNCTION chat_private operator_cancel_batch(uuid, text)
 CREATE FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) RETURNS chat_public.batches
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3738,8 +3798,11 @@ CREATE FUNCTION chat_private.tg_structured_output_requests__webhook() RETURNS tr
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
+  -- The event names the request's newest Response: after client tool rounds, the round that carries the receipt.
   perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
-    'resp_' || replace(new.id::text, '-', ''), coalesce(new.finished_at, now()))
+    'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x where x.request_id = new.id
+                                 order by x.round desc limit 1), new.id)::text, '-', ''),
+    coalesce(new.finished_at, now()))
   from chat_public.chats c where c.id = new.chat_id;
   return null;
 end;
@@ -4380,26 +4443,83 @@ declare
   v_user uuid := chat_private.require_user();
   v_request chat_public.structured_output_requests;
   v_chat chat_public.chats;
+  v_round integer := 0;
   v_queued bigint;
 begin
+  select x.round into v_round from chat_private.openai_response_rounds x where x.id = p_id and x.owner_id = v_user;
   select r.* into v_request from chat_public.structured_output_requests r
-  join chat_public.chats c on c.id = r.chat_id where r.id = p_id and c.owner_id = v_user;
+  join chat_public.chats c on c.id = r.chat_id
+  where r.id = coalesce((select x.request_id from chat_private.openai_response_rounds x where x.id = p_id), p_id)
+    and c.owner_id = v_user;
   if not found then
     return false;
   end if;
-  if v_request.status <> 'pending' then
+  if v_request.status <> 'pending' or exists (select 1 from chat_private.openai_response_rounds x
+                                              where x.request_id = v_request.id and x.round > coalesce(v_round, 0)) then
     return true;
   end if;
-  select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = p_id;
+  select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = v_request.id;
   if v_queued is not null then
     perform chat_public.delete_queued_message(v_queued);
     return true;
   end if;
-  select * into v_chat from chat_public.chats where id = v_request.chat_id;
-  if v_chat.status in ('running', 'requires_action') then
+  v_chat := chat_private._begin_transition(v_request.chat_id, 'operator_cancel_request', v_user);
+  if v_chat.status = 'running' then
     perform chat_public.interrupt_chat(v_chat.id);
+  elsif v_chat.status = 'requires_action' and chat_private._active_request(v_chat.id) = v_request.id then
+    perform chat_private._write_receipt(v_request.id, 'canceled', 'interrupted', 'The client canceled the Response.');
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the client canceled the Response',
+      chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
+    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
+    perform chat_private.notify_chat(v_chat.id, 'status');
   end if;
   return true;
+end;
+$$;
+
+-- FUNCTION chat_public openai_continue_response(uuid, jsonb, jsonb, boolean, jsonb, text, text)
+CREATE FUNCTION chat_public.openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_id uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
+  v_request uuid;
+  v_round integer;
+  v_chat chat_public.chats;
+begin
+  if v_id is not null then
+    return v_id;
+  end if;
+  select x.request_id, x.round into v_request, v_round from chat_private.openai_response_rounds x
+  where x.id = p_previous and x.owner_id = v_user;
+  v_request := coalesce(v_request, p_previous);
+  v_round := coalesce(v_round, 0);
+  -- Locked as submit_tool_results locks it, so the checks below hold when it runs.
+  select c.* into v_chat from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
+  where r.id = v_request and c.owner_id = v_user for update of c;
+  if not found then
+    raise exception 'the previous Response was not found' using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  if exists (select 1 from chat_private.openai_response_rounds x where x.request_id = v_request and x.round > v_round) then
+    raise exception 'the previous Response was already continued; continue the newest Response of the turn'
+      using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  if v_chat.status <> 'requires_action' or chat_private._active_request(v_chat.id) is distinct from v_request then
+    raise exception 'the previous Response does not wait for function_call_output items'
+      using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  if jsonb_array_length(coalesce(p_tools, '[]')) > 0 and p_tools <> v_chat.dynamic_tools then
+    raise exception 'tools must be the ones the turn started with (or be left out)' using errcode = 'CIINV', column = 'tools';
+  end if;
+  perform chat_public.submit_tool_results(v_chat.id, p_results);
+  insert into chat_private.openai_response_rounds (request_id, owner_id, round, previous_id, answered_calls, background,
+    echo, body_sha256, idempotency_key)
+  values (v_request, v_user, v_round + 1, p_previous, v_chat.pending_tool_calls, p_background, p_echo, p_body_sha256,
+          p_idempotency_key)
+  returning id into v_id;
+  return v_id;
 end;
 $$;
 
@@ -4410,19 +4530,11 @@ CREATE FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_f
     AS $$
 declare
   v_user uuid := chat_private.require_user();
-  v_previous chat_private.openai_responses;
+  v_previous uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
   v_result chat_public.chat_input_result;
 begin
-  if p_idempotency_key is not null then
-    select * into v_previous from chat_private.openai_responses
-    where owner_id = v_user and idempotency_key = p_idempotency_key;
-    if found then
-      if v_previous.body_sha256 <> p_body_sha256 then
-        raise exception 'this Idempotency-Key was already used with another request body'
-          using errcode = 'IDKEY', column = 'idempotency_key';
-      end if;
-      return v_previous.request_id;
-    end if;
+  if v_previous is not null then
+    return v_previous;
   end if;
   v_result := chat_private.create_chat_as(v_user, p_content, chat_private.parse_response_format(p_response_format),
     p_model, null, p_workspace, p_tools, false, case when p_idempotency_key is not null then 'openai:' || p_idempotency_key end);
@@ -4438,20 +4550,42 @@ end;
 $$;
 
 -- FUNCTION chat_public openai_response(uuid)
-CREATE FUNCTION chat_public.openai_response(p_id uuid) RETURNS TABLE(request_id uuid, chat_id uuid, created_at timestamp with time zone, finished_at timestamp with time zone, status text, error_code text, error_message text, value_json text, input_tokens bigint, output_tokens bigint, model_config_id text, chat_status text, queued boolean, background boolean, echo jsonb)
-    LANGUAGE sql STABLE SECURITY DEFINER
+CREATE FUNCTION chat_public.openai_response(p_id uuid) RETURNS TABLE(response_id uuid, previous_response_id uuid, request_id uuid, chat_id uuid, created_at timestamp with time zone, finished_at timestamp with time zone, status text, error_code text, error_message text, value_json text, input_tokens bigint, output_tokens bigint, model_config_id text, chat_status text, queued boolean, background boolean, echo jsonb, function_calls jsonb, calls_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  select r.id, r.chat_id, r.created_at, r.finished_at, r.status::text, r.error_code, r.error_message,
-         (m.structured_output -> 'value')::text,
-         r.input_tokens, r.output_tokens, coalesce(r.model_config_id, c.model_config_id), c.status::text,
+declare
+  v_user uuid := chat_private.require_user();
+  v_round chat_private.openai_response_rounds;
+  v_request uuid := p_id;
+  v_number integer := 0;
+begin
+  select x.* into v_round from chat_private.openai_response_rounds x where x.id = p_id and x.owner_id = v_user;
+  if v_round.id is not null then
+    v_request := v_round.request_id;
+    v_number := v_round.round;
+  end if;
+  return query
+  select p_id, v_round.previous_id, r.id, r.chat_id, coalesce(v_round.created_at, r.created_at), r.finished_at,
+         r.status::text, r.error_code, r.error_message, (m.structured_output -> 'value')::text, r.input_tokens,
+         r.output_tokens, coalesce(r.model_config_id, c.model_config_id), c.status::text,
          exists (select 1 from chat_public.chat_queued_messages q where q.structured_output_request_id = r.id),
-         coalesce(o.background, false), o.echo
+         coalesce(v_round.background, o.background, false), coalesce(o.echo, '{}') || coalesce(v_round.echo, '{}'),
+         coalesce(n.answered_calls, w.calls), coalesce(n.created_at, w.since)
   from chat_public.structured_output_requests r
   join chat_public.chats c on c.id = r.chat_id
   left join chat_public.chat_messages m on m.id = r.receipt_message_id
   left join chat_private.openai_responses o on o.request_id = r.id
-  where r.id = p_id and c.owner_id = chat_private.require_user();
+  left join chat_private.openai_response_rounds n on n.request_id = r.id and n.round = v_number + 1
+  left join lateral (select c.pending_tool_calls as calls, c.updated_at as since
+                     where r.status = 'pending' and c.status = 'requires_action'
+                       and chat_private._active_request(c.id) = r.id) w on true
+  where r.id = v_request and c.owner_id = v_user;
+  if not found and v_number = 0
+     and exists (select 1 from chat_private.deleted_requests d where d.id = p_id and d.owner_id = v_user) then
+    raise exception 'the Response was deleted with its chat' using errcode = 'SODEL';
+  end if;
+end;
 $$;
 
 -- FUNCTION chat_public promote_queued_message(bigint)
@@ -4799,6 +4933,9 @@ CREATE POLICY select_all_worker ON chat_private.model_configs FOR SELECT TO chat
 -- POLICY chat_private model_configs write_worker
 CREATE POLICY write_worker ON chat_private.model_configs TO chat_worker USING (true) WITH CHECK (true);
 
+-- POLICY chat_private openai_response_rounds select_all_operator
+CREATE POLICY select_all_operator ON chat_private.openai_response_rounds FOR SELECT TO chat_operator USING (true);
+
 -- POLICY chat_private openai_responses select_all_operator
 CREATE POLICY select_all_operator ON chat_private.openai_responses FOR SELECT TO chat_operator USING (true);
 
@@ -4944,6 +5081,9 @@ ALTER TABLE chat_private.model_config_secrets ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private model_configs
 ALTER TABLE chat_private.model_configs ENABLE ROW LEVEL SECURITY;
+
+-- ROW SECURITY chat_private openai_response_rounds
+ALTER TABLE chat_private.openai_response_rounds ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private openai_responses
 ALTER TABLE chat_private.openai_responses ENABLE ROW LEVEL SECURITY;
@@ -5154,6 +5294,26 @@ CREATE TABLE chat_private.model_configs (
     CONSTRAINT model_configs_model_check CHECK (((length(model) >= 1) AND (length(model) <= 200))),
     CONSTRAINT model_configs_options_check CHECK ((jsonb_typeof(options) = 'object'::text)),
     CONSTRAINT model_configs_provider_check CHECK ((provider = ANY (ARRAY['openai-responses'::text, 'openai-chat'::text, 'openai-compatible'::text, 'anthropic'::text, 'scripted'::text])))
+);
+
+-- TABLE chat_private openai_response_rounds
+CREATE TABLE chat_private.openai_response_rounds (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    request_id uuid NOT NULL,
+    owner_id uuid NOT NULL,
+    round integer NOT NULL,
+    previous_id uuid NOT NULL,
+    answered_calls jsonb NOT NULL,
+    background boolean NOT NULL,
+    echo jsonb NOT NULL,
+    body_sha256 text NOT NULL,
+    idempotency_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT openai_response_rounds_answered_calls_check CHECK ((jsonb_typeof(answered_calls) = 'array'::text)),
+    CONSTRAINT openai_response_rounds_body_sha256_check CHECK ((body_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT openai_response_rounds_echo_check CHECK ((jsonb_typeof(echo) = 'object'::text)),
+    CONSTRAINT openai_response_rounds_idempotency_key_check CHECK ((octet_length(idempotency_key) <= 200)),
+    CONSTRAINT openai_response_rounds_round_check CHECK ((round > 0))
 );
 
 -- TABLE chat_private openai_responses

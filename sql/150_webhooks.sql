@@ -1,101 +1,6 @@
--- The OpenAI-compatible surface and completion webhooks (tables: migrations/0100). A Response is a structured
--- output request: these functions create one with chatd's own transition (create_chat_as, as the calling user),
--- read it with its receipt, and cancel it with the client transitions. Webhook deliveries are written by the
--- request's terminal update, in the receipt's transaction, and sent by the worker's `webhook_deliver` task, which
--- records each attempt here; this file owns the retry schedule.
-
--- Creates the Response: the chat and its request through create_chat_as, then the /v1 record, in one transaction.
--- The idempotency key (`Idempotency-Key`) is looked up first: the same key with the same body returns the first
--- Response; with another body it is refused (IDKEY), so a retried POST never creates a second request.
-create or replace function chat_public.openai_create_response(p_content jsonb, p_response_format text,
-  p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text,
-  p_idempotency_key text) returns uuid as $$
-declare
-  v_user uuid := chat_private.require_user();
-  v_previous chat_private.openai_responses;
-  v_result chat_public.chat_input_result;
-begin
-  if p_idempotency_key is not null then
-    select * into v_previous from chat_private.openai_responses
-    where owner_id = v_user and idempotency_key = p_idempotency_key;
-    if found then
-      if v_previous.body_sha256 <> p_body_sha256 then
-        raise exception 'this Idempotency-Key was already used with another request body'
-          using errcode = 'IDKEY', column = 'idempotency_key';
-      end if;
-      return v_previous.request_id;
-    end if;
-  end if;
-  v_result := chat_private.create_chat_as(v_user, p_content, chat_private.parse_response_format(p_response_format),
-    p_model, null, p_workspace, p_tools, false, case when p_idempotency_key is not null then 'openai:' || p_idempotency_key end);
-  if v_result.structured_output_request_id is null then
-    raise exception 'a Response needs a structured request' using errcode = 'CIINV', column = 'response_format';
-  end if;
-  insert into chat_private.openai_responses (request_id, chat_id, owner_id, background, echo, body_sha256, idempotency_key)
-  values (v_result.structured_output_request_id, v_result.chat_id, v_user, p_background, p_echo, p_body_sha256,
-          p_idempotency_key)
-  on conflict (request_id) do nothing;
-  return v_result.structured_output_request_id;
-end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-comment on function chat_public.openai_create_response(jsonb, text, text, text, jsonb, boolean, jsonb, text, text) is
-  E'@behavior -*\nCreates an OpenAI Response (a chat whose first message carries a structured request) for /v1/responses.';
-select chat_private.grant_execute('chat_public.openai_create_response(jsonb, text, text, text, jsonb, boolean, jsonb, text, text)', '{chat_user}');
-
--- One Response as the caller sees it: the request, its receipt's exact value text, where its chat stands, and the
--- /v1 record (null for a request created through GraphQL or SQL, which /v1 reads too). No row: not the caller's.
-create or replace function chat_public.openai_response(p_id uuid) returns table (
-  request_id uuid, chat_id uuid, created_at timestamptz, finished_at timestamptz, status text, error_code text,
-  error_message text, value_json text, input_tokens bigint, output_tokens bigint, model_config_id text,
-  chat_status text, queued boolean, background boolean, echo jsonb) as $$
-  select r.id, r.chat_id, r.created_at, r.finished_at, r.status::text, r.error_code, r.error_message,
-         (m.structured_output -> 'value')::text,
-         r.input_tokens, r.output_tokens, coalesce(r.model_config_id, c.model_config_id), c.status::text,
-         exists (select 1 from chat_public.chat_queued_messages q where q.structured_output_request_id = r.id),
-         coalesce(o.background, false), o.echo
-  from chat_public.structured_output_requests r
-  join chat_public.chats c on c.id = r.chat_id
-  left join chat_public.chat_messages m on m.id = r.receipt_message_id
-  left join chat_private.openai_responses o on o.request_id = r.id
-  where r.id = p_id and c.owner_id = chat_private.require_user();
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
-comment on function chat_public.openai_response(uuid) is
-  E'@behavior -*\nReads one Response for /v1/responses/{id} (the caller''s requests only).';
-select chat_private.grant_execute('chat_public.openai_response(uuid)', '{chat_user}');
-
--- Cancels the request whatever its state: a queued one is deleted from the queue, the running turn that carries it
--- is interrupted; a finished one is left as it is (cancel is idempotent). Returns false when the id is not the
--- caller's.
-create or replace function chat_public.openai_cancel_response(p_id uuid) returns boolean as $$
-declare
-  v_user uuid := chat_private.require_user();
-  v_request chat_public.structured_output_requests;
-  v_chat chat_public.chats;
-  v_queued bigint;
-begin
-  select r.* into v_request from chat_public.structured_output_requests r
-  join chat_public.chats c on c.id = r.chat_id where r.id = p_id and c.owner_id = v_user;
-  if not found then
-    return false;
-  end if;
-  if v_request.status <> 'pending' then
-    return true;
-  end if;
-  select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = p_id;
-  if v_queued is not null then
-    perform chat_public.delete_queued_message(v_queued);
-    return true;
-  end if;
-  select * into v_chat from chat_public.chats where id = v_request.chat_id;
-  if v_chat.status in ('running', 'requires_action') then
-    perform chat_public.interrupt_chat(v_chat.id);
-  end if;
-  return true;
-end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-comment on function chat_public.openai_cancel_response(uuid) is
-  E'@behavior -*\nCancels a Response for /v1/responses/{id}/cancel (idempotent; a finished one stays as it is).';
-select chat_private.grant_execute('chat_public.openai_cancel_response(uuid)', '{chat_user}');
+-- Completion webhooks (tables: migrations/0100). Deliveries are written by the request's terminal update, in the
+-- receipt's transaction, and sent by the worker's `webhook_deliver` task, which records each attempt here; this file
+-- owns the retry schedule. The /v1 Responses themselves are sql/155_openai_responses.sql.
 
 -- The OpenAI event a receipt announces: a refusal is a completed Response with a refusal part, as OpenAI does.
 create or replace function chat_private.webhook_response_event(p_status chat_public.structured_output_status,
@@ -133,8 +38,11 @@ select chat_private.grant_execute('chat_private.webhook_enqueue(uuid, text, text
 
 create or replace function chat_private.tg_structured_output_requests__webhook() returns trigger as $$
 begin
+  -- The event names the request's newest Response: after client tool rounds, the round that carries the receipt.
   perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
-    'resp_' || replace(new.id::text, '-', ''), coalesce(new.finished_at, now()))
+    'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x where x.request_id = new.id
+                                 order by x.round desc limit 1), new.id)::text, '-', ''),
+    coalesce(new.finished_at, now()))
   from chat_public.chats c where c.id = new.chat_id;
   return null;
 end;

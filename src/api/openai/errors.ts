@@ -37,7 +37,8 @@ export function paramFor(field: string | null, dialect: ParamDialect): string | 
   if (field === null) return null;
   if (field === "model_config_id") return "model";
   if (field === "content" || field.startsWith("content[")) return dialect === "responses" ? "input" : "messages";
-  if (field === "dynamic_tools") return "tools";
+  if (field === "dynamic_tools" || field.startsWith("dynamic_tools[")) return field.replace(/^dynamic_tools/, "tools");
+  if (field === "results") return "input";
   if (field === "idempotency_key") return null;
   if (dialect === "chat") return field;
   if (field === "response_format" || field === "response_format.type") return "text.format";
@@ -63,6 +64,10 @@ export function fromError(error: unknown, dialect: ParamDialect): OpenAIError {
       const field = error.column ?? (registered.field === "column" ? null : registered.field);
       if (registered.code === "UNAUTHENTICATED") return new OpenAIError(401, error.message, { type: "authentication_error", code: "invalid_api_key" });
       if (registered.code === "NOT_FOUND") return new OpenAIError(404, error.message, { type: "not_found_error" });
+      // A Response whose chat was deleted: not found, with a code of its own so a poller can stop asking.
+      if (registered.code === "REQUEST_DELETED") {
+        return new OpenAIError(404, error.message, { type: "not_found_error", code: "response_deleted" });
+      }
       const code = field === "model_config_id" ? "model_not_found" : registered.code.toLowerCase();
       return new OpenAIError(400, error.message, { param: paramFor(field, dialect), code });
     }

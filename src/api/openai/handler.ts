@@ -11,9 +11,9 @@ import type { ChatListener } from "../listener.ts";
 import { readJsonBody } from "./body.ts";
 import { chatCompletion } from "./chat-completions.ts";
 import { fromError, invalid, notFound, OpenAIError, type ParamDialect } from "./errors.ts";
-import { requestIdOf, responseObject, type ResponseRow } from "./response-object.ts";
+import { isOpen, responseObject, responseUuidOf, type ResponseRow } from "./response-object.ts";
 import { idempotencyKeyOf, parseCreateResponse } from "./responses-request.ts";
-import { cancelResponse, createResponse, readResponse, waitForReceipt, type Store } from "./store.ts";
+import { cancelResponse, continueResponse, createResponse, readResponse, waitForReceipt, type Store } from "./store.ts";
 import { streamResponse } from "./stream.ts";
 
 const ROUTE = /^\/v1\/(responses(?:\/([^/?]+)(\/cancel)?)?|chat\/completions)\/?(?:\?(.*))?$/;
@@ -34,8 +34,8 @@ export interface OpenAIHandlerOptions {
 }
 
 async function retrieve(store: Store, userId: string, id: string): Promise<ResponseRow> {
-  const requestId = requestIdOf(id);
-  const row = requestId === null ? null : await readResponse(store, userId, requestId);
+  const uuid = responseUuidOf(id);
+  const row = uuid === null ? null : await readResponse(store, userId, uuid);
   if (!row) throw notFound(id);
   return row;
 }
@@ -50,9 +50,9 @@ function streamQuery(query: string | undefined): { stream: boolean; startingAfte
   return { stream, startingAfter: Number(raw) };
 }
 
-function sseSource(store: Store, userId: string, requestId: string, signal: AbortSignal) {
+function sseSource(store: Store, userId: string, uuid: string, signal: AbortSignal) {
   return {
-    waitForReceipt: (chatId: string) => waitForReceipt(store, userId, requestId, chatId, RESPONSES_WAIT_MS, signal),
+    waitForReceipt: (chatId: string) => waitForReceipt(store, userId, uuid, chatId, RESPONSES_WAIT_MS, signal),
   };
 }
 
@@ -65,29 +65,31 @@ async function route(store: Store, userId: string, req: IncomingMessage, res: Se
   }
   if (rawId === undefined && method === "POST") {
     const request = parseCreateResponse(await readJsonBody(req));
-    const requestId = await createResponse(store, userId, request, idempotencyKeyOf(req.headers["idempotency-key"]));
-    const row = await readResponse(store, userId, requestId);
-    if (!row) throw notFound(requestId);
-    if (request.stream) return streamResponse(res, row, sseSource(store, userId, requestId, signal), null);
-    const done = request.background || row.status !== "pending" ? row
-      : await waitForReceipt(store, userId, requestId, row.chat_id, RESPONSES_WAIT_MS, signal);
+    const key = idempotencyKeyOf(req.headers["idempotency-key"]);
+    const uuid = request.previous === null ? await createResponse(store, userId, request, key)
+      : await continueResponse(store, userId, request, key);
+    const row = await readResponse(store, userId, uuid);
+    if (!row) throw notFound(uuid);
+    if (request.stream) return streamResponse(res, row, sseSource(store, userId, uuid, signal), null);
+    const done = request.background || !isOpen(row) ? row
+      : await waitForReceipt(store, userId, uuid, row.chat_id, RESPONSES_WAIT_MS, signal);
     send(res, 200, responseObject(done ?? row));
     return;
   }
   if (rawId !== undefined && cancel === undefined && method === "GET") {
     const { stream, startingAfter } = streamQuery(query);
     const row = await retrieve(store, userId, decodeURIComponent(rawId));
-    if (stream) return streamResponse(res, row, sseSource(store, userId, row.request_id, signal), startingAfter);
+    if (stream) return streamResponse(res, row, sseSource(store, userId, row.response_id, signal), startingAfter);
     send(res, 200, responseObject(row));
     return;
   }
   if (rawId !== undefined && cancel !== undefined && method === "POST") {
     const id = decodeURIComponent(rawId);
-    const requestId = requestIdOf(id);
-    if (requestId === null || !await cancelResponse(store, userId, requestId)) throw notFound(id);
-    const row = await readResponse(store, userId, requestId);
+    const uuid = responseUuidOf(id);
+    if (uuid === null || !await cancelResponse(store, userId, uuid)) throw notFound(id);
+    const row = await readResponse(store, userId, uuid);
     if (!row) throw notFound(id);
-    const settled = await waitForReceipt(store, userId, requestId, row.chat_id, CANCEL_WAIT_MS, signal);
+    const settled = await waitForReceipt(store, userId, uuid, row.chat_id, CANCEL_WAIT_MS, signal);
     send(res, 200, responseObject(settled ?? row));
     return;
   }

@@ -3,6 +3,8 @@
 import { createHash } from "node:crypto";
 import { invalid, OpenAIError } from "./errors.ts";
 import { envelopeFor, TEXT_ENVELOPE } from "./format.ts";
+import { responseUuidOf } from "./response-object.ts";
+import { dynamicTools, toolResults, toolsEcho, type DynamicTool, type ToolResult } from "./tools.ts";
 
 export interface CreateResponse {
   content: { type: "text"; text: string }[];
@@ -15,6 +17,11 @@ export interface CreateResponse {
   /** What the Response object echoes back. */
   echo: Record<string, unknown>;
   bodySha256: string;
+  /** Function tools, as the chat's dynamic (client) tools. */
+  tools: DynamicTool[];
+  /** A continuation: the Response whose function calls `results` answer (its uuid). */
+  previous: string | null;
+  results: ToolResult[];
 }
 
 /** Accepted and not acted on: sampling and presentation knobs, and `store` (chatd always stores). */
@@ -23,6 +30,7 @@ const IGNORED = new Set(["temperature", "top_p", "max_output_tokens", "parallel_
   "max_tool_calls", "store", "stream_options"]);
 const HANDLED = new Set(["model", "input", "instructions", "text", "background", "metadata", "workspace", "stream",
   "tools", "previous_response_id", "conversation", "prompt"]);
+
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -99,13 +107,15 @@ export function parseCreateResponse(body: unknown): CreateResponse {
   }
   if (body.store === false) throw invalid("store: false is not supported: chatd keeps every Response and its receipt", "store");
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") throw invalid("stream must be a boolean", "stream");
-  for (const key of ["previous_response_id", "conversation", "prompt"]) {
+  for (const key of ["conversation", "prompt"]) {
     if (body[key] !== undefined && body[key] !== null) throw invalid(`${key} is not supported by chatd`, key);
   }
-  if (Array.isArray(body.tools) && body.tools.length > 0) throw invalid("tools are not supported yet", "tools");
   if (body.background !== undefined && body.background !== null && typeof body.background !== "boolean") {
     throw invalid("background must be a boolean", "background");
   }
+  const tools = dynamicTools(body.tools);
+  const previousId = optionalString(body, "previous_response_id");
+  if (previousId !== null) return continuation(body, previousId, tools);
   const model = optionalString(body, "model");
   const instructions = optionalString(body, "instructions");
   const { user, instructions: fromInput } = inputParts(body.input);
@@ -119,10 +129,35 @@ export function parseCreateResponse(body: unknown): CreateResponse {
     workspace: optionalString(body, "workspace"),
     background: body.background === true,
     stream: body.stream === true,
-    echo: { model, instructions, text, metadata, tools: [], temperature: body.temperature ?? null, top_p: body.top_p ?? null,
+    echo: { model, instructions, text, metadata, tools: toolsEcho(tools), temperature: body.temperature ?? null, top_p: body.top_p ?? null,
       max_output_tokens: body.max_output_tokens ?? null, tool_choice: body.tool_choice ?? "auto",
       parallel_tool_calls: body.parallel_tool_calls ?? true },
-    bodySha256: createHash("sha256").update(JSON.stringify(body)).digest("hex"),
+    bodySha256: bodySha256(body),
+    tools,
+    previous: null,
+    results: [],
+  };
+}
+
+const bodySha256 = (body: unknown): string => createHash("sha256").update(JSON.stringify(body)).digest("hex");
+
+/**
+ * A body with `previous_response_id`: `function_call_output` items for the calls that Response waits for. The turn
+ * keeps its model, instructions and format, so fields that would set them are ignored here (docs/openai.md).
+ */
+function continuation(body: Record<string, unknown>, previousId: string, tools: DynamicTool[]): CreateResponse {
+  const previous = responseUuidOf(previousId);
+  if (previous === null) throw invalid(`Previous response with id '${previousId}' not found.`, "previous_response_id");
+  const metadata = metadataOf(body.metadata);
+  return {
+    content: [], envelope: TEXT_ENVELOPE, model: null, workspace: null,
+    background: body.background === true,
+    stream: body.stream === true,
+    echo: { previous_response_id: previousId, ...(body.metadata === undefined ? {} : { metadata }) },
+    bodySha256: bodySha256(body),
+    tools,
+    previous,
+    results: toolResults(body.input),
   };
 }
 

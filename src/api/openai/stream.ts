@@ -3,15 +3,31 @@
 // is the Response before any output), then, once the receipt commits, the output item's events and the terminal
 // `response.completed` or `response.failed`. A cancelled Response has no terminal stream event in OpenAI's
 // protocol: its stream ends after the events before it (clients retrieve). chatd's live token deltas are not
-// durable and the value is valid only at the receipt, so the text arrives as one delta.
+// durable and the value is valid only at the receipt, so the text arrives as one delta. A Response with function
+// calls streams each call's item and arguments, then `response.completed`.
 import type { ServerResponse } from "node:http";
-import { responseObject, statusOf, type ResponseRow } from "./response-object.ts";
+import { isOpen, responseObject, statusOf, type ResponseRow } from "./response-object.ts";
 
 type Event = Record<string, unknown> & { type: string };
 
 const KEEP_ALIVE_MS = 15_000;
 
+/** Per function call: the item added without arguments, the arguments in one delta, then done. */
+function functionCallEvents(items: Record<string, unknown>[]): Event[] {
+  return items.flatMap((item, index) => {
+    const base = { item_id: item.id, output_index: index };
+    const args = String(item.arguments);
+    return [
+      { type: "response.output_item.added", output_index: index, item: { ...item, arguments: "", status: "in_progress" } },
+      { type: "response.function_call_arguments.delta", ...base, delta: args },
+      { type: "response.function_call_arguments.done", ...base, name: item.name, arguments: args },
+      { type: "response.output_item.done", output_index: index, item },
+    ];
+  });
+}
+
 function outputEvents(row: ResponseRow, full: Record<string, unknown>): Event[] {
+  if (row.function_calls !== null) return functionCallEvents(full.output as Record<string, unknown>[]);
   const [item] = full.output as { id: string; content: Record<string, unknown>[] }[];
   if (!item) return [];
   const part = item.content[0]!;
@@ -64,7 +80,7 @@ export async function streamResponse(res: ServerResponse, row: ResponseRow, sour
   };
   try {
     write(row);
-    if (row.status === "pending") {
+    if (isOpen(row)) {
       const done = await source.waitForReceipt(row.chat_id);
       if (done) write(done);
     }
