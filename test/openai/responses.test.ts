@@ -191,6 +191,22 @@ test("errors: 404 for an unknown or another user's id, 401 for a bad token, para
   assert.is(assistant.param, "input[0].role");
 });
 
+test("a Response whose chat was deleted reads as deleted: 404 response_deleted on retrieve and cancel", async () => {
+  const done = await alice.responses.create({ model: "scripted", input: finalize(`"gone soon"`) });
+  const chatId = (done as unknown as { chat_id: string }).chat_id;
+  const deleted = await stack.t.gql<{ deleteChat: { result: string } }>(
+    `mutation($id: UUID!) { deleteChat(input: {chatId: $id}) { result } }`, { id: chatId }, stack.users.alice!.token);
+  assert.is(deleted.data?.deleteChat.result, chatId);
+  for (const call of [alice.responses.retrieve(done.id), alice.responses.cancel(done.id)]) {
+    const error = await refusal(call);
+    assert.is(error.status, 404);
+    assert.is(error.code, "response_deleted");
+  }
+  // Another user asking for it, and an id that never was, are plain not-found.
+  assert.is((await refusal(bob.responses.retrieve(done.id))).code, null);
+  assert.is((await refusal(alice.responses.retrieve(`resp_${"0".repeat(32)}`))).code, null);
+});
+
 test("with structured output off, a create is a 400 on text.format (never retried), and nothing is stored", async () => {
   await stack.t.db.pool.query("update chat_private.experiments set enabled = false where name = 'chat-structured-output'");
   try {

@@ -86,7 +86,8 @@ async function route(store: Store, userId: string, req: IncomingMessage, res: Se
   if (rawId !== undefined && cancel !== undefined && method === "POST") {
     const id = decodeURIComponent(rawId);
     const uuid = responseUuidOf(id);
-    if (uuid === null || !await cancelResponse(store, userId, uuid)) throw notFound(id);
+    // Not the caller's: the read says whether it was deleted with its chat (SODEL) or never was.
+    if (uuid === null || !await cancelResponse(store, userId, uuid)) await retrieve(store, userId, id);
     const row = await readResponse(store, userId, uuid);
     if (!row) throw notFound(id);
     const settled = await waitForReceipt(store, userId, uuid, row.chat_id, CANCEL_WAIT_MS, signal);
