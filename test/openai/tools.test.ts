@@ -70,7 +70,10 @@ test("a client tool call completes the Response with function_call items; the ou
   assert.is((second as unknown as { chat_id: string }).chat_id, (first as unknown as { chat_id: string }).chat_id);
   // The first Response keeps its calls: the receipt belongs to the newest one.
   const again = await alice.responses.retrieve(first.id);
-  assert.equal(again.output, first.output.map(({ parsed_arguments: _, ...item }) => item as never));
+  assert.equal(again.output, first.output.map((item) => {
+    const { parsed_arguments: _, ...rest } = item as typeof item & { parsed_arguments?: unknown };
+    return rest as never;
+  }));
   // The tool result reached the chat as the client sent it, and the chat holds one request with one receipt.
   const chatId = (first as unknown as { chat_id: string }).chat_id;
   const { rows } = await stack.t.db.pool.query<{ result: unknown; requests: number }>(

@@ -6,9 +6,13 @@
 // Every statement runs as the token's user with the same functions and row-level security as GraphQL.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type pg from "pg";
+import { SCHEMA_MAX_JSON_DEPTH } from "../../structured/caps.ts";
 import { identify } from "../auth.ts";
+import { sendJson } from "../http/errors.ts";
+import { readJsonBody, type JsonBodyLimits } from "../http/json-body.ts";
+import { BoundedSender, type StreamLease, type StreamRegistry } from "../http/streams.ts";
 import type { ChatListener } from "../listener.ts";
-import { readJsonBody } from "./body.ts";
+import { MAX_REQUEST_BYTES } from "../preset.ts";
 import { chatCompletion } from "./chat-completions.ts";
 import { fromError, invalid, notFound, OpenAIError, type ParamDialect } from "./errors.ts";
 import { isOpen, responseObject, responseUuidOf, type ResponseRow } from "./response-object.ts";
@@ -23,14 +27,25 @@ export const RESPONSES_WAIT_MS = 10 * 60_000;
 /** How long cancel waits for the canceled receipt before answering with the Response as it stands. */
 const CANCEL_WAIT_MS = 5_000;
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-}
+/** The shared body limits (http/json-body.ts): the request cap, and a nesting depth that fits the deepest schema
+ * chatd accepts inside `text.format.schema` or `tools[i].parameters`, with room to spare. */
+const BODY_LIMITS: Readonly<JsonBodyLimits> = Object.freeze({ maxBytes: MAX_REQUEST_BYTES, maxDepth: SCHEMA_MAX_JSON_DEPTH + 8 });
+
+const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void =>
+  sendJson(res, status, body, headers);
 
 export interface OpenAIHandlerOptions {
   pool: pg.Pool;
   listener: ChatListener;
   jwtSecret: string;
+  /** The server's stream caps, shared with /api/chat: an SSE Response holds one of the caller's slots. */
+  streams: StreamRegistry;
+}
+
+interface Caller {
+  userId: string;
+  /** The token's exp (seconds): an open stream ends there. */
+  expiresAt: number;
 }
 
 async function retrieve(store: Store, userId: string, id: string): Promise<ResponseRow> {
@@ -50,44 +65,78 @@ function streamQuery(query: string | undefined): { stream: boolean; startingAfte
   return { stream, startingAfter: Number(raw) };
 }
 
-function sseSource(store: Store, userId: string, uuid: string, signal: AbortSignal) {
-  return {
-    waitForReceipt: (chatId: string) => waitForReceipt(store, userId, uuid, chatId, RESPONSES_WAIT_MS, signal),
-  };
+type Context = { store: Store; streams: StreamRegistry; caller: Caller };
+
+/** One of the caller's stream slots (429 when it holds its cap), taken before the request has any effect, and a
+ * sender that drops a client that stops reading and ends the stream when the token expires. */
+function openStream(res: ServerResponse, context: Context): { lease: StreamLease; sender: BoundedSender } {
+  const lease = context.streams.acquire(context.caller.userId);
+  return { lease, sender: new BoundedSender(res, { sendDeadlineMs: context.streams.limits.sendDeadlineMs,
+    expiresAtMs: context.caller.expiresAt * 1000 }) };
 }
 
-async function route(store: Store, userId: string, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+/** Streams the Response's events in its slot; `load` reads the row once the slot is held. */
+async function sse(res: ServerResponse, context: Context, load: () => Promise<ResponseRow>, startingAfter: number | null): Promise<void> {
+  const { lease, sender } = openStream(res, context);
+  try {
+    const row = await load();
+    await streamResponse(res, sender, row, {
+      waitForReceipt: (chatId: string) => waitForReceipt(context.store, context.caller.userId, row.response_id, chatId,
+        RESPONSES_WAIT_MS, sender.signal),
+    }, startingAfter);
+  } finally {
+    lease.release();
+  }
+}
+
+function pathId(rawId: string): string {
+  try {
+    return decodeURIComponent(rawId);
+  } catch {
+    throw invalid("the id in the path is not valid percent-encoding", null);
+  }
+}
+
+async function route(context: Context, req: IncomingMessage, res: ServerResponse,
+  signal: AbortSignal): Promise<void> {
+  const { store, caller: { userId } } = context;
   const [, path, rawId, cancel, query] = ROUTE.exec(req.url ?? "")!;
   const method = req.method ?? "GET";
   if (path === "chat/completions" && method === "POST") {
-    send(res, 200, await chatCompletion(store, userId, await readJsonBody(req), signal, idempotencyKeyOf(req.headers["idempotency-key"])));
+    send(res, 200, await chatCompletion(store, userId, await readJsonBody(req, BODY_LIMITS), signal, idempotencyKeyOf(req.headers["idempotency-key"])));
     return;
   }
   if (rawId === undefined && method === "POST") {
-    const request = parseCreateResponse(await readJsonBody(req));
+    const request = parseCreateResponse(await readJsonBody(req, BODY_LIMITS));
     const key = idempotencyKeyOf(req.headers["idempotency-key"]);
-    const uuid = request.previous === null ? await createResponse(store, userId, request, key)
-      : await continueResponse(store, userId, request, key);
-    const row = await readResponse(store, userId, uuid);
-    if (!row) throw notFound(uuid);
-    if (request.stream) return streamResponse(res, row, sseSource(store, userId, uuid, signal), null);
+    const create = async (): Promise<ResponseRow> => {
+      const uuid = request.previous === null ? await createResponse(store, userId, request, key)
+        : await continueResponse(store, userId, request, key);
+      const created = await readResponse(store, userId, uuid);
+      if (!created) throw notFound(uuid);
+      return created;
+    };
+    if (request.stream) return sse(res, context, create, null);
+    const row = await create();
     const done = request.background || !isOpen(row) ? row
-      : await waitForReceipt(store, userId, uuid, row.chat_id, RESPONSES_WAIT_MS, signal);
+      : await waitForReceipt(store, userId, row.response_id, row.chat_id, RESPONSES_WAIT_MS, signal);
     send(res, 200, responseObject(done ?? row));
     return;
   }
   if (rawId !== undefined && cancel === undefined && method === "GET") {
     const { stream, startingAfter } = streamQuery(query);
-    const row = await retrieve(store, userId, decodeURIComponent(rawId));
-    if (stream) return streamResponse(res, row, sseSource(store, userId, row.response_id, signal), startingAfter);
+    const id = pathId(rawId);
+    if (stream) return sse(res, context, () => retrieve(store, userId, id), startingAfter);
+    const row = await retrieve(store, userId, id);
     send(res, 200, responseObject(row));
     return;
   }
   if (rawId !== undefined && cancel !== undefined && method === "POST") {
-    const id = decodeURIComponent(rawId);
+    const id = pathId(rawId);
     const uuid = responseUuidOf(id);
+    if (uuid === null) throw notFound(id);
     // Not the caller's: the read says whether it was deleted with its chat (SODEL) or never was.
-    if (uuid === null || !await cancelResponse(store, userId, uuid)) await retrieve(store, userId, id);
+    if (!await cancelResponse(store, userId, uuid)) await retrieve(store, userId, id);
     const row = await readResponse(store, userId, uuid);
     if (!row) throw notFound(id);
     const settled = await waitForReceipt(store, userId, uuid, row.chat_id, CANCEL_WAIT_MS, signal);
@@ -116,10 +165,14 @@ export function createOpenAIHandler(options: OpenAIHandlerOptions): OpenAIHandle
       }
       const aborted = new AbortController();
       res.on("close", () => aborted.abort());
-      route(store, identity.userId, req, res, aborted.signal).catch((error: unknown) => {
-        if (res.headersSent) return;
+      const caller = { userId: identity.userId, expiresAt: identity.expiresAt };
+      route({ store, streams: options.streams, caller }, req, res, aborted.signal).catch((error: unknown) => {
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
         const refusal = fromError(error, dialect);
-        send(res, refusal.status, refusal.body());
+        send(res, refusal.status, refusal.body(), refusal.headers);
       });
     },
   };

@@ -6,6 +6,7 @@
 // durable and the value is valid only at the receipt, so the text arrives as one delta. A Response with function
 // calls streams each call's item and arguments, then `response.completed`.
 import type { ServerResponse } from "node:http";
+import type { BoundedSender } from "../http/streams.ts";
 import { isOpen, responseObject, statusOf, type ResponseRow } from "./response-object.ts";
 
 type Event = Record<string, unknown> & { type: string };
@@ -66,26 +67,30 @@ export interface StreamSource {
   waitForReceipt(chatId: string): Promise<ResponseRow | null>;
 }
 
-/** Writes the events after `startingAfter` (all when null), waiting for the receipt when it is not there yet. */
-export async function streamResponse(res: ServerResponse, row: ResponseRow, source: StreamSource, startingAfter: number | null): Promise<void> {
+/**
+ * Writes the events after `startingAfter` (all when null), waiting for the receipt when it is not there yet. Each
+ * write waits for the client to read (the sender drops one that does not within the send deadline).
+ */
+export async function streamResponse(res: ServerResponse, sender: BoundedSender, row: ResponseRow, source: StreamSource,
+  startingAfter: number | null): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-  const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
+  const keepAlive = setInterval(() => sender.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
   let sent = startingAfter ?? -1;
-  const write = (current: ResponseRow) => {
+  const write = async (current: ResponseRow) => {
     for (const event of responseEvents(current)) {
       if ((event.sequence_number as number) <= sent) continue;
-      res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      if (!sender.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`) || !await sender.drained()) return;
       sent = event.sequence_number as number;
     }
   };
   try {
-    write(row);
-    if (isOpen(row)) {
+    await write(row);
+    if (isOpen(row) && sender.ended === null) {
       const done = await source.waitForReceipt(row.chat_id);
-      if (done) write(done);
+      if (done && sender.ended === null) await write(done);
     }
   } finally {
     clearInterval(keepAlive);
-    res.end();
+    sender.end();
   }
 }
