@@ -370,6 +370,9 @@ REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION webhook_check_url(p_url text)
+REVOKE ALL ON FUNCTION chat_private.webhook_check_url(p_url text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION webhook_delivery_for_send(p_delivery_id bigint)
 GRANT ALL ON FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigint) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigint) FROM PUBLIC;
@@ -380,6 +383,9 @@ REVOKE ALL ON FUNCTION chat_private.webhook_enqueue(p_owner uuid, p_event text, 
 -- ACL chat_private FUNCTION webhook_list(p_owner uuid)
 GRANT ALL ON FUNCTION chat_private.webhook_list(p_owner uuid) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.webhook_list(p_owner uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_own_endpoint(p_id uuid)
+REVOKE ALL ON FUNCTION chat_private.webhook_own_endpoint(p_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer)
 GRANT ALL ON FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) TO chat_worker;
@@ -516,6 +522,10 @@ GRANT SELECT ON TABLE chat_private.worker_processes TO chat_operator;
 
 -- ACL chat_public COLUMN users.name
 GRANT INSERT(name) ON TABLE chat_public.users TO chat_operator;
+
+-- ACL chat_public FUNCTION add_webhook_endpoint(url text, events text[])
+GRANT ALL ON FUNCTION chat_public.add_webhook_endpoint(url text, events text[]) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.add_webhook_endpoint(url text, events text[]) FROM PUBLIC;
 
 -- ACL chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) TO chat_anonymous;
@@ -661,6 +671,14 @@ GRANT ALL ON FUNCTION chat_public.promote_queued_message(queued_message_id bigin
 GRANT ALL ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) FROM PUBLIC;
 
+-- ACL chat_public FUNCTION remove_webhook_endpoint(endpoint_id uuid)
+GRANT ALL ON FUNCTION chat_public.remove_webhook_endpoint(endpoint_id uuid) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.remove_webhook_endpoint(endpoint_id uuid) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer)
+GRANT ALL ON FUNCTION chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer) FROM PUBLIC;
+
 -- ACL chat_public FUNCTION send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text)
 GRANT ALL ON FUNCTION chat_public.send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text) TO chat_user;
@@ -691,6 +709,10 @@ REVOKE ALL ON FUNCTION chat_public.structured_output_enabled() FROM PUBLIC;
 GRANT ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION webhook_endpoints()
+GRANT ALL ON FUNCTION chat_public.webhook_endpoints() TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.webhook_endpoints() FROM PUBLIC;
 
 -- ACL chat_public TABLE batch_items
 GRANT SELECT ON TABLE chat_public.batch_items TO chat_anonymous;
@@ -960,6 +982,9 @@ COMMENT ON COLUMN chat_public.structured_output_requests.schema_sha256 IS 'SHA-2
 -- COMMENT chat_public COLUMN structured_output_requests.started_at
 COMMENT ON COLUMN chat_public.structured_output_requests.started_at IS 'When the request''s turn started; null for a request that never ran (deleted from the queue, superseded while queued).';
 
+-- COMMENT chat_public FUNCTION add_webhook_endpoint(url text, events text[])
+COMMENT ON FUNCTION chat_public.add_webhook_endpoint(url text, events text[]) IS 'Adds a completion webhook endpoint for the caller. `events` default to the four response.* events. The answer carries the signing secret, shown only here.';
+
 -- COMMENT chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 COMMENT ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) IS 'Archives an idle chat (waiting or error), or unarchives it with `archived` false.';
 
@@ -1055,6 +1080,12 @@ Reads one Response for /v1/responses/{id} (the caller''s requests only).';
 -- COMMENT chat_public FUNCTION promote_queued_message(queued_message_id bigint)
 COMMENT ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) IS 'Runs a queued message next: an idle chat starts it at once; a running turn is interrupted and the message moves to the head of the queue.';
 
+-- COMMENT chat_public FUNCTION remove_webhook_endpoint(endpoint_id uuid)
+COMMENT ON FUNCTION chat_public.remove_webhook_endpoint(endpoint_id uuid) IS 'Removes one of the caller''s webhook endpoints with its delivery log. Returns its id.';
+
+-- COMMENT chat_public FUNCTION rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer)
+COMMENT ON FUNCTION chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer) IS 'Gives one of the caller''s endpoints a new signing secret, shown only here; the previous one signs beside it for `overlapHours` (0 to 168, default 24).';
+
 -- COMMENT chat_public FUNCTION send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text)
 COMMENT ON FUNCTION chat_public.send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text) IS '@name send_chat_message_checked
 @behavior -*
@@ -1075,6 +1106,9 @@ COMMENT ON FUNCTION chat_public.structured_output_enabled() IS 'Whether this ser
 
 -- COMMENT chat_public FUNCTION submit_tool_results(chat_id uuid, results jsonb)
 COMMENT ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) IS 'Answers the client-executed tool calls the chat waits on. `results` is [{tool_call_id, result, is_error?}] and must cover exactly the pending calls.';
+
+-- COMMENT chat_public FUNCTION webhook_endpoints()
+COMMENT ON FUNCTION chat_public.webhook_endpoints() IS 'The caller''s webhook endpoints, oldest first, without their secrets.';
 
 -- COMMENT chat_public TABLE batch_items
 COMMENT ON TABLE chat_public.batch_items IS '@behavior -insert -update -delete
@@ -1121,6 +1155,12 @@ COMMENT ON TYPE chat_public.structured_output_error IS 'Why a structured output 
 
 -- COMMENT chat_public TYPE structured_output_provenance
 COMMENT ON TYPE chat_public.structured_output_provenance IS 'How a receipt came about: finalization attempts, model steps, the model config (provider, model id) of the chat, tokens summed over the turn''s model calls (null where no provider reported them), when the turn started and the receipt was written, and the schema hash.';
+
+-- COMMENT chat_public TYPE webhook_endpoint
+COMMENT ON TYPE chat_public.webhook_endpoint IS 'A completion webhook endpoint (Standard Webhooks signatures), without its secrets. `rotating`: the previous secret still signs beside the new one. `pending`, `delivered`, `failed` count its deliveries.';
+
+-- COMMENT chat_public TYPE webhook_endpoint_secret
+COMMENT ON TYPE chat_public.webhook_endpoint_secret IS 'The signing secret (`whsec_...`) of a new or rotated endpoint. It is shown this once: store it now.';
 
 -- CONSTRAINT chat_private chat_leases chat_leases_pkey
 ALTER TABLE ONLY chat_private.chat_leases
@@ -3881,6 +3921,19 @@ CREATE FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text
   returning id;
 $$;
 
+-- FUNCTION chat_private webhook_check_url(text)
+CREATE FUNCTION chat_private.webhook_check_url(p_url text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $_$
+begin
+  if p_url is null or octet_length(p_url) > 2048 or p_url !~ '^https?://[^/?#@[:space:]]+([/?#][^[:space:]]*)?$' then
+    raise exception 'url must be an absolute http(s) URL of at most 2048 bytes, without credentials'
+      using errcode = 'CIINV', column = 'url';
+  end if;
+end;
+$_$;
+
 -- FUNCTION chat_private webhook_delivery_for_send(bigint)
 CREATE FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigint) RETURNS TABLE(event_id text, url text, body text, secrets text[], attempts integer)
     LANGUAGE sql STABLE SECURITY DEFINER
@@ -3931,6 +3984,20 @@ CREATE FUNCTION chat_private.webhook_list(p_owner uuid) RETURNS TABLE(id uuid, o
   group by e.id order by e.created_at, e.id;
 $$;
 
+-- FUNCTION chat_private webhook_own_endpoint(uuid)
+CREATE FUNCTION chat_private.webhook_own_endpoint(p_id uuid) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform 1 from chat_private.webhook_endpoints e where e.id = p_id and e.owner_id = chat_private.require_user() for update;
+  if not found then
+    raise exception 'webhook endpoint not found' using errcode = 'WHNTF';
+  end if;
+  return p_id;
+end;
+$$;
+
 -- FUNCTION chat_private webhook_record_attempt(bigint, integer, text, integer)
 CREATE FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) RETURNS text
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3965,7 +4032,9 @@ begin
     where id = p_delivery_id;
     return v_outcome;
   end if;
-  v_delay := greatest(v_delay, make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
+  -- Jitter, as Standard Webhooks recommends: up to a fifth later than the schedule, so the retries of deliveries that
+  -- failed together (a receiver's outage) do not all arrive together. A Retry-After is honoured as asked.
+  v_delay := greatest(v_delay * (1 + 0.2 * random()), make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
   update chat_private.webhook_deliveries set attempts = attempts + 1, next_attempt_at = now() + v_delay
   where id = p_delivery_id;
   perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
@@ -4071,6 +4140,34 @@ CREATE FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time
     LANGUAGE sql STABLE
     AS $$
   select p_expires_at > now();
+$$;
+
+-- FUNCTION chat_public add_webhook_endpoint(text, text[])
+CREATE FUNCTION chat_public.add_webhook_endpoint(url text, events text[] DEFAULT NULL::text[]) RETURNS chat_public.webhook_endpoint_secret
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_secret text := 'whsec_' || encode(gen_random_bytes(32), 'base64');
+  v_events text[] := coalesce(add_webhook_endpoint.events, array['response.completed', 'response.failed',
+    'response.cancelled', 'response.incomplete']);
+  v_id uuid;
+begin
+  perform chat_private.webhook_check_url(add_webhook_endpoint.url);
+  if cardinality(v_events) = 0 or not v_events <@ array['response.completed', 'response.failed', 'response.cancelled',
+       'response.incomplete', 'batch.completed', 'batch.failed', 'batch.cancelled'] then
+    raise exception 'events must be some of response.completed, response.failed, response.cancelled, response.incomplete, batch.completed, batch.failed, batch.cancelled'
+      using errcode = 'CIINV', column = 'events';
+  end if;
+  -- Serializes one user's adds, so two at once cannot both pass the cap.
+  perform 1 from chat_public.users u where u.id = v_user for update;
+  if (select count(*) from chat_private.webhook_endpoints e where e.owner_id = v_user) >= 16 then
+    raise exception 'a user has at most 16 webhook endpoints; remove one first' using errcode = 'CIINV', column = 'url';
+  end if;
+  v_id := chat_private.webhook_add(v_user, add_webhook_endpoint.url, v_events, v_secret);
+  return (v_id, v_secret)::chat_public.webhook_endpoint_secret;
+end;
 $$;
 
 -- FUNCTION chat_public archive_chat(uuid, boolean)
@@ -4630,6 +4727,34 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_public remove_webhook_endpoint(uuid)
+CREATE FUNCTION chat_public.remove_webhook_endpoint(endpoint_id uuid) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform chat_private.webhook_remove(chat_private.webhook_own_endpoint(remove_webhook_endpoint.endpoint_id));
+  return remove_webhook_endpoint.endpoint_id;
+end;
+$$;
+
+-- FUNCTION chat_public rotate_webhook_endpoint_secret(uuid, integer)
+CREATE FUNCTION chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer DEFAULT 24) RETURNS chat_public.webhook_endpoint_secret
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_secret text := 'whsec_' || encode(gen_random_bytes(32), 'base64');
+begin
+  if overlap_hours is null or overlap_hours < 0 or overlap_hours > 168 then
+    raise exception 'overlap_hours must be between 0 and 168' using errcode = 'CIINV', column = 'overlap_hours';
+  end if;
+  perform chat_private.webhook_rotate(chat_private.webhook_own_endpoint(rotate_webhook_endpoint_secret.endpoint_id),
+    v_secret, make_interval(hours => overlap_hours));
+  return (rotate_webhook_endpoint_secret.endpoint_id, v_secret)::chat_public.webhook_endpoint_secret;
+end;
+$$;
+
 -- FUNCTION chat_public send_chat_message(uuid, jsonb, text, text, text)
 CREATE FUNCTION chat_public.send_chat_message(chat_id uuid, content jsonb, response_format text DEFAULT NULL::text, busy_behavior text DEFAULT 'queue'::text, idempotency_key text DEFAULT NULL::text) RETURNS chat_public.chat_input_result
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4805,6 +4930,15 @@ begin
   perform chat_private.notify_chat(v_chat.id, 'tool_results');
   return (select c from chat_public.chats c where c.id = v_chat.id);
 end;
+$$;
+
+-- FUNCTION chat_public webhook_endpoints()
+CREATE FUNCTION chat_public.webhook_endpoints() RETURNS SETOF chat_public.webhook_endpoint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select l.id, l.url, l.events, l.enabled, l.disabled_reason, l.rotating, l.created_at, l.pending, l.delivered, l.failed
+  from chat_private.webhook_list(chat_private.require_user()) l;
 $$;
 
 -- INDEX chat_private deleted_requests_deleted_at
@@ -5803,6 +5937,26 @@ CREATE TYPE chat_public.structured_output_status AS ENUM (
     'succeeded',
     'failed',
     'canceled'
+);
+
+-- TYPE chat_public webhook_endpoint
+CREATE TYPE chat_public.webhook_endpoint AS (
+	id uuid,
+	url text,
+	events text[],
+	enabled boolean,
+	disabled_reason text,
+	rotating boolean,
+	created_at timestamp with time zone,
+	pending bigint,
+	delivered bigint,
+	failed bigint
+);
+
+-- TYPE chat_public webhook_endpoint_secret
+CREATE TYPE chat_public.webhook_endpoint_secret AS (
+	endpoint_id uuid,
+	secret text
 );
 
 -- VIEW chat_private batch_progress

@@ -80,7 +80,7 @@ $$ language sql stable security definer set search_path to pg_catalog, public, p
 select chat_private.grant_execute('chat_private.webhook_delivery_for_send(bigint)', '{chat_worker}');
 
 -- Records one attempt and decides what follows: 2xx delivered; 410 disables the endpoint (the delivery fails);
--- anything else is retried on the schedule, later when the receiver's Retry-After asks for more (capped at a day),
+-- anything else is retried on the schedule (with jitter), later when the receiver's Retry-After asks for more (capped at a day),
 -- and fails after the tenth attempt. The next attempt is a job with an explicit run_at, not the queue's backoff.
 create or replace function chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer,
   p_error text, p_retry_after_seconds integer) returns text as $$
@@ -113,7 +113,9 @@ begin
     where id = p_delivery_id;
     return v_outcome;
   end if;
-  v_delay := greatest(v_delay, make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
+  -- Jitter, as Standard Webhooks recommends: up to a fifth later than the schedule, so the retries of deliveries that
+  -- failed together (a receiver's outage) do not all arrive together. A Retry-After is honoured as asked.
+  v_delay := greatest(v_delay * (1 + 0.2 * random()), make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
   update chat_private.webhook_deliveries set attempts = attempts + 1, next_attempt_at = now() + v_delay
   where id = p_delivery_id;
   perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
@@ -201,3 +203,96 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_sweep(interval)', '{chat_worker}');
+
+-- The GraphQL side: each user manages their own endpoints (the functions filter by the token's user; the tables
+-- have no client policy). At most 16 endpoints per user. The secret is generated here and answered once, by add and
+-- rotate; nothing reads it back.
+comment on type chat_public.webhook_endpoint is
+  E'A completion webhook endpoint (Standard Webhooks signatures), without its secrets. `rotating`: the previous secret still signs beside the new one. `pending`, `delivered`, `failed` count its deliveries.';
+comment on type chat_public.webhook_endpoint_secret is
+  E'The signing secret (`whsec_...`) of a new or rotated endpoint. It is shown this once: store it now.';
+
+create or replace function chat_private.webhook_check_url(p_url text) returns void as $$
+begin
+  if p_url is null or octet_length(p_url) > 2048 or p_url !~ '^https?://[^/?#@[:space:]]+([/?#][^[:space:]]*)?$' then
+    raise exception 'url must be an absolute http(s) URL of at most 2048 bytes, without credentials'
+      using errcode = 'CIINV', column = 'url';
+  end if;
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_check_url(text)', '{}');
+
+create or replace function chat_public.add_webhook_endpoint(url text, events text[] default null)
+returns chat_public.webhook_endpoint_secret as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_secret text := 'whsec_' || encode(gen_random_bytes(32), 'base64');
+  v_events text[] := coalesce(add_webhook_endpoint.events, array['response.completed', 'response.failed',
+    'response.cancelled', 'response.incomplete']);
+  v_id uuid;
+begin
+  perform chat_private.webhook_check_url(add_webhook_endpoint.url);
+  if cardinality(v_events) = 0 or not v_events <@ array['response.completed', 'response.failed', 'response.cancelled',
+       'response.incomplete', 'batch.completed', 'batch.failed', 'batch.cancelled'] then
+    raise exception 'events must be some of response.completed, response.failed, response.cancelled, response.incomplete, batch.completed, batch.failed, batch.cancelled'
+      using errcode = 'CIINV', column = 'events';
+  end if;
+  -- Serializes one user's adds, so two at once cannot both pass the cap.
+  perform 1 from chat_public.users u where u.id = v_user for update;
+  if (select count(*) from chat_private.webhook_endpoints e where e.owner_id = v_user) >= 16 then
+    raise exception 'a user has at most 16 webhook endpoints; remove one first' using errcode = 'CIINV', column = 'url';
+  end if;
+  v_id := chat_private.webhook_add(v_user, add_webhook_endpoint.url, v_events, v_secret);
+  return (v_id, v_secret)::chat_public.webhook_endpoint_secret;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.add_webhook_endpoint(text, text[]) is
+  E'Adds a completion webhook endpoint for the caller. `events` default to the four response.* events. The answer carries the signing secret, shown only here.';
+select chat_private.grant_execute('chat_public.add_webhook_endpoint(text, text[])', '{chat_user}');
+
+create or replace function chat_public.webhook_endpoints() returns setof chat_public.webhook_endpoint as $$
+  select l.id, l.url, l.events, l.enabled, l.disabled_reason, l.rotating, l.created_at, l.pending, l.delivered, l.failed
+  from chat_private.webhook_list(chat_private.require_user()) l;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.webhook_endpoints() is E'The caller''s webhook endpoints, oldest first, without their secrets.';
+select chat_private.grant_execute('chat_public.webhook_endpoints()', '{chat_user}');
+
+-- The caller's endpoint, locked; WHNTF for anyone else's, as for one that does not exist.
+create or replace function chat_private.webhook_own_endpoint(p_id uuid) returns uuid as $$
+begin
+  perform 1 from chat_private.webhook_endpoints e where e.id = p_id and e.owner_id = chat_private.require_user() for update;
+  if not found then
+    raise exception 'webhook endpoint not found' using errcode = 'WHNTF';
+  end if;
+  return p_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_own_endpoint(uuid)', '{}');
+
+create or replace function chat_public.remove_webhook_endpoint(endpoint_id uuid) returns uuid as $$
+begin
+  perform chat_private.webhook_remove(chat_private.webhook_own_endpoint(remove_webhook_endpoint.endpoint_id));
+  return remove_webhook_endpoint.endpoint_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.remove_webhook_endpoint(uuid) is
+  E'Removes one of the caller''s webhook endpoints with its delivery log. Returns its id.';
+select chat_private.grant_execute('chat_public.remove_webhook_endpoint(uuid)', '{chat_user}');
+
+-- A new secret; the old one keeps signing for overlap_hours (0 to 168), so receivers can switch without a gap.
+create or replace function chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer default 24)
+returns chat_public.webhook_endpoint_secret as $$
+declare
+  v_secret text := 'whsec_' || encode(gen_random_bytes(32), 'base64');
+begin
+  if overlap_hours is null or overlap_hours < 0 or overlap_hours > 168 then
+    raise exception 'overlap_hours must be between 0 and 168' using errcode = 'CIINV', column = 'overlap_hours';
+  end if;
+  perform chat_private.webhook_rotate(chat_private.webhook_own_endpoint(rotate_webhook_endpoint_secret.endpoint_id),
+    v_secret, make_interval(hours => overlap_hours));
+  return (rotate_webhook_endpoint_secret.endpoint_id, v_secret)::chat_public.webhook_endpoint_secret;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.rotate_webhook_endpoint_secret(uuid, integer) is
+  E'Gives one of the caller''s endpoints a new signing secret, shown only here; the previous one signs beside it for `overlapHours` (0 to 168, default 24).';
+select chat_private.grant_execute('chat_public.rotate_webhook_endpoint_secret(uuid, integer)', '{chat_user}');
