@@ -13,7 +13,7 @@ create table chat_private.openai_response_rounds (
   previous_id uuid not null,
   answered_calls jsonb not null check (jsonb_typeof(answered_calls) = 'array'),
   background boolean not null,
-  -- What this call adds to the first Response's echo (metadata, previous_response_id).
+  -- What this call adds to the first Response's echo (its metadata).
   echo jsonb not null check (jsonb_typeof(echo) = 'object'),
   body_sha256 text not null check (body_sha256 ~ '^[0-9a-f]{64}$'),
   idempotency_key text check (octet_length(idempotency_key) <= 200),

@@ -76,7 +76,7 @@ test("streams: one per user here; the second is a 429 with Retry-After and creat
   const after = await stack.t.db.pool.query<{ n: number }>("select count(*)::int as n from chat_public.chats");
   assert.is(after.rows[0]!.n, before.rows[0]!.n);
   first.controller.abort();
-  await waitFor("the first stream's slot to come back", () => stack.t.api.openStreams() === 0);
+  await waitFor("the first stream's slot to come back", async () => stack.t.api.openStreams() === 0);
   const third = await alice.responses.create({ model: "scripted", stream: true, input: finalize(`"again"`) });
   const types: string[] = [];
   for await (const event of third) types.push(event.type);

@@ -153,7 +153,7 @@ function continuation(body: Record<string, unknown>, previousId: string, tools: 
     content: [], envelope: TEXT_ENVELOPE, model: null, workspace: null,
     background: body.background === true,
     stream: body.stream === true,
-    echo: { previous_response_id: previousId, ...(body.metadata === undefined ? {} : { metadata }) },
+    echo: body.metadata === undefined ? {} : { metadata },
     bodySha256: bodySha256(body),
     tools,
     previous,
