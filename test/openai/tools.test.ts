@@ -141,6 +141,19 @@ test("continuations are refused with their field: wrong call id, answered twice,
   assert.is(alone.param, "input[0].type");
   const hosted = await refusal(alice.responses.create({ model: "scripted", input: "x", tools: [{ type: "web_search" }] }));
   assert.is(hosted.param, "tools[0].type");
+  const badName = await refusal(alice.responses.create({ model: "scripted", input: "x", tools: [{ ...WEATHER, name: "no spaces" }] }));
+  assert.is(badName.param, "tools[0].name");
+  const extraKey = await refusal(alice.responses.create({ model: "scripted", input: "x", tools: [{ ...WEATHER, cache: true } as never] }));
+  assert.equal([extraKey.param, extraKey.code], ["tools[0].cache", "unknown_parameter"]);
+  const badId = await refusal(alice.responses.create({ model: "scripted", previous_response_id: "resp_nope",
+    input: [{ type: "function_call_output", call_id: callId, output: "1" }] }));
+  assert.is(badId.param, "previous_response_id");
+  const badOutput = await refusal(alice.responses.create({ model: "scripted", previous_response_id: first.id,
+    input: [{ type: "function_call_output", call_id: callId, output: 18 as never }] }));
+  assert.is(badOutput.param, "input[0].output");
+  const onlyCalls = await refusal(alice.responses.create({ model: "scripted", previous_response_id: first.id,
+    input: [{ type: "function_call", call_id: callId, name: "get_weather", arguments: "{}" }] }));
+  assert.is(onlyCalls.param, "input");
   const reserved = await refusal(alice.responses.create({ model: "scripted", input: "x", tools: [{ ...WEATHER, name: FINALIZER }] }));
   assert.is(reserved.param, "tools");
   assert.is(reserved.code, "reserved_tool_name");
