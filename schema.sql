@@ -350,6 +350,9 @@ REVOKE ALL ON FUNCTION chat_private.tg_chats__enqueue_run() FROM PUBLIC;
 -- ACL chat_private FUNCTION tg_chats__touch()
 REVOKE ALL ON FUNCTION chat_private.tg_chats__touch() FROM PUBLIC;
 
+-- ACL chat_private FUNCTION tg_chats__webhook_function_calls()
+REVOKE ALL ON FUNCTION chat_private.tg_chats__webhook_function_calls() FROM PUBLIC;
+
 -- ACL chat_private FUNCTION tg_structured_output_requests__finish_batch_item()
 REVOKE ALL ON FUNCTION chat_private.tg_structured_output_requests__finish_batch_item() FROM PUBLIC;
 
@@ -401,6 +404,9 @@ REVOKE ALL ON FUNCTION chat_private.webhook_replay(p_delivery_id bigint) FROM PU
 
 -- ACL chat_private FUNCTION webhook_response_event(p_status chat_public.structured_output_status, p_code text)
 REVOKE ALL ON FUNCTION chat_private.webhook_response_event(p_status chat_public.structured_output_status, p_code text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_response_subject(p_request_id uuid)
+REVOKE ALL ON FUNCTION chat_private.webhook_response_subject(p_request_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_retry_delay(p_attempts integer)
 REVOKE ALL ON FUNCTION chat_private.webhook_retry_delay(p_attempts integer) FROM PUBLIC;
@@ -3800,6 +3806,22 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private tg_chats__webhook_function_calls()
+CREATE FUNCTION chat_private.tg_chats__webhook_function_calls() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_request uuid := chat_private._active_request(new.id);
+begin
+  if v_request is not null then
+    perform chat_private.webhook_enqueue(new.owner_id, 'response.completed', chat_private.webhook_response_subject(v_request),
+      now());
+  end if;
+  return null;
+end;
+$$;
+
 -- FUNCTION chat_private tg_structured_output_requests__finish_batch_item()
 CREATE FUNCTION chat_private.tg_structured_output_requests__finish_batch_item() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3838,11 +3860,8 @@ CREATE FUNCTION chat_private.tg_structured_output_requests__webhook() RETURNS tr
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  -- The event names the request's newest Response: after client tool rounds, the round that carries the receipt.
   perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
-    'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x where x.request_id = new.id
-                                 order by x.round desc limit 1), new.id)::text, '-', ''),
-    coalesce(new.finished_at, now()))
+    chat_private.webhook_response_subject(new.id), coalesce(new.finished_at, now()))
   from chat_public.chats c where c.id = new.chat_id;
   return null;
 end;
@@ -4076,6 +4095,16 @@ CREATE FUNCTION chat_private.webhook_response_event(p_status chat_public.structu
     when p_status = 'succeeded' or p_code = 'refused' then 'response.completed'
     when p_status = 'failed' then 'response.failed'
     else 'response.cancelled' end;
+$$;
+
+-- FUNCTION chat_private webhook_response_subject(uuid)
+CREATE FUNCTION chat_private.webhook_response_subject(p_request_id uuid) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
+                                      where x.request_id = p_request_id order by x.round desc limit 1),
+                                     p_request_id)::text, '-', '');
 $$;
 
 -- FUNCTION chat_private webhook_retry_delay(integer)
@@ -5813,6 +5842,9 @@ CREATE TRIGGER _100_touch BEFORE UPDATE ON chat_public.chats FOR EACH ROW EXECUT
 
 -- TRIGGER chat_public chats _900_enqueue_run
 CREATE TRIGGER _900_enqueue_run AFTER UPDATE OF status ON chat_public.chats FOR EACH ROW WHEN (((new.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND (old.status IS DISTINCT FROM new.status))) EXECUTE FUNCTION chat_private.tg_chats__enqueue_run();
+
+-- TRIGGER chat_public chats _950_webhook_function_calls
+CREATE TRIGGER _950_webhook_function_calls AFTER UPDATE OF status ON chat_public.chats FOR EACH ROW WHEN (((new.status = 'requires_action'::chat_public.chat_status) AND (old.status IS DISTINCT FROM new.status))) EXECUTE FUNCTION chat_private.tg_chats__webhook_function_calls();
 
 -- TRIGGER chat_public structured_output_requests _900_finish_batch_item
 CREATE TRIGGER _900_finish_batch_item AFTER UPDATE OF status ON chat_public.structured_output_requests FOR EACH ROW WHEN (((old.status = 'pending'::chat_public.structured_output_status) AND (new.status <> 'pending'::chat_public.structured_output_status))) EXECUTE FUNCTION chat_private.tg_structured_output_requests__finish_batch_item();

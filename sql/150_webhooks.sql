@@ -36,18 +36,39 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_enqueue(uuid, text, text, timestamptz)', '{}');
 
+-- The id of a request's newest Response (data.id of its events): after client tool rounds, the newest round's.
+create or replace function chat_private.webhook_response_subject(p_request_id uuid) returns text as $$
+  select 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
+                                      where x.request_id = p_request_id order by x.round desc limit 1),
+                                     p_request_id)::text, '-', '');
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_response_subject(uuid)', '{}');
+
 create or replace function chat_private.tg_structured_output_requests__webhook() returns trigger as $$
 begin
-  -- The event names the request's newest Response: after client tool rounds, the round that carries the receipt.
   perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
-    'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x where x.request_id = new.id
-                                 order by x.round desc limit 1), new.id)::text, '-', ''),
-    coalesce(new.finished_at, now()))
+    chat_private.webhook_response_subject(new.id), coalesce(new.finished_at, now()))
   from chat_public.chats c where c.id = new.chat_id;
   return null;
 end;
 $$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.tg_structured_output_requests__webhook()', '{}');
+
+-- A turn that stops for client tools completes its request's newest Response with function calls: announced as
+-- response.completed, in the transaction that pauses the turn (migrations/0162). A turn without a pending request
+-- (a plain chat) has no Response to announce.
+create or replace function chat_private.tg_chats__webhook_function_calls() returns trigger as $$
+declare
+  v_request uuid := chat_private._active_request(new.id);
+begin
+  if v_request is not null then
+    perform chat_private.webhook_enqueue(new.owner_id, 'response.completed', chat_private.webhook_response_subject(v_request),
+      now());
+  end if;
+  return null;
+end;
+$$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chats__webhook_function_calls()', '{}');
 
 create or replace function chat_private.tg_batches__webhook() returns trigger as $$
 begin

@@ -81,10 +81,12 @@ test("a client tool call completes the Response with function_call items; the ou
              where m.chat_id = $1 and m.role = 'tool' and p ->> 'tool_name' = 'get_weather') as result,
             (select count(*)::int from chat_public.structured_output_requests where chat_id = $1) as requests`, [chatId]);
   assert.equal(rows[0], { result: "18 degrees, sunny", requests: 1 });
-  // The completion webhook names the Response that carries the receipt, so `retrieve(data.id)` reads the value.
+  // Both Responses are announced when they complete: the first in the transaction that paused the turn for its
+  // calls, the second with the receipt, so `retrieve(data.id)` reads the calls, then the value.
   const delivery = await stack.t.db.pool.query<{ subject_id: string; event_type: string }>(
     "select subject_id, event_type from chat_private.webhook_deliveries order by id");
-  assert.equal(delivery.rows, [{ subject_id: second.id, event_type: "response.completed" }]);
+  assert.equal(delivery.rows, [{ subject_id: first.id, event_type: "response.completed" },
+    { subject_id: second.id, event_type: "response.completed" }]);
   // Bob cannot read or continue Alice's Responses.
   assert.is((await refusal(bob.responses.retrieve(second.id))).status, 404);
 });
