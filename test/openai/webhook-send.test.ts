@@ -2,7 +2,7 @@
 // targets (a literal address, and a name that resolves to one) before any byte leaves; a receiver that never answers
 // holds the attempt only until the timeout, and so does one that answers its head and then trickles the body; an
 // answer body past 64 KiB is cut off, not buffered; Retry-After is read as seconds or as a date.
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { retryAfterSeconds, sendWebhook } from "../../src/webhooks/send.ts";
@@ -60,7 +60,7 @@ test("a receiver that never answers holds the attempt only until the timeout", a
 });
 
 /** A receiver whose one answer is written by `answer`; closed after the test. */
-async function receiver(answer: (res: import("node:http").ServerResponse) => void): Promise<{ url: string; server: Server }> {
+async function receiver(answer: (res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
   const server = createServer((_req, res) => answer(res));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/`, server };
