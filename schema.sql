@@ -668,6 +668,10 @@ REVOKE ALL ON FUNCTION chat_public.openai_continue_response(p_previous uuid, p_r
 GRANT ALL ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) FROM PUBLIC;
 
+-- ACL chat_public FUNCTION openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+GRANT ALL ON FUNCTION chat_public.openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) FROM PUBLIC;
+
 -- ACL chat_public FUNCTION openai_response(p_id uuid)
 GRANT ALL ON FUNCTION chat_public.openai_response(p_id uuid) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.openai_response(p_id uuid) FROM PUBLIC;
@@ -1078,6 +1082,10 @@ Answers the function calls of a Response with function_call_output items for /v1
 -- COMMENT chat_public FUNCTION openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
 COMMENT ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) IS '@behavior -*
 Creates an OpenAI Response (a chat whose first message carries a structured request) for /v1/responses.';
+
+-- COMMENT chat_public FUNCTION openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+COMMENT ON FUNCTION chat_public.openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) IS '@behavior -*
+Sends new input after a finished Response, in its chat, for /v1/responses (previous_response_id).';
 
 -- COMMENT chat_public FUNCTION openai_response(p_id uuid)
 COMMENT ON FUNCTION chat_public.openai_response(p_id uuid) IS '@behavior -*
@@ -4671,6 +4679,57 @@ begin
   values (v_result.structured_output_request_id, v_result.chat_id, v_user, p_background, p_echo, p_body_sha256,
           p_idempotency_key)
   on conflict (request_id) do nothing;
+  return v_result.structured_output_request_id;
+end;
+$$;
+
+-- FUNCTION chat_public openai_follow_up_response(uuid, jsonb, text, text, text, jsonb, boolean, jsonb, text, text)
+CREATE FUNCTION chat_public.openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_id uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
+  v_request uuid;
+  v_round integer;
+  v_previous chat_public.structured_output_requests;
+  v_chat chat_public.chats;
+  v_result chat_public.chat_input_result;
+begin
+  if v_id is not null then
+    return v_id;
+  end if;
+  select x.request_id, x.round into v_request, v_round from chat_private.openai_response_rounds x
+  where x.id = p_previous and x.owner_id = v_user;
+  v_request := coalesce(v_request, p_previous);
+  v_round := coalesce(v_round, 0);
+  select r.* into v_previous from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
+  where r.id = v_request and c.owner_id = v_user;
+  if not found then
+    raise exception 'the previous Response was not found' using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  -- Locked as send_chat_message locks it, so no other input slips in between the check and the message.
+  select c.* into v_chat from chat_public.chats c where c.id = v_previous.chat_id for update;
+  if v_previous.status = 'pending'
+     or exists (select 1 from chat_private.openai_response_rounds x where x.request_id = v_request and x.round > v_round)
+     or exists (select 1 from chat_public.structured_output_requests r
+                where r.chat_id = v_chat.id and r.id <> v_request and r.created_at >= v_previous.created_at) then
+    raise exception 'previous_response_id must name the newest Response of its chat, finished (one that waits for client tools takes function_call_output items)'
+      using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  if p_model is not null and p_model is distinct from coalesce(v_chat.model_config_id, v_previous.model_config_id) then
+    raise exception 'a follow-up runs with its chat''s model config' using errcode = 'CIINV', column = 'model_config_id';
+  end if;
+  if p_workspace is not null and p_workspace is distinct from v_chat.workspace then
+    raise exception 'a follow-up runs in its chat''s workspace' using errcode = 'CIINV', column = 'workspace';
+  end if;
+  if jsonb_array_length(coalesce(p_tools, '[]')) > 0 and p_tools <> v_chat.dynamic_tools then
+    raise exception 'tools must be the ones the chat started with (or be left out)' using errcode = 'CIINV', column = 'tools';
+  end if;
+  v_result := chat_public.send_chat_message(v_chat.id, p_content, p_response_format, 'queue', null);
+  insert into chat_private.openai_responses (request_id, chat_id, owner_id, background, echo, body_sha256, idempotency_key)
+  values (v_result.structured_output_request_id, v_chat.id, v_user, p_background, p_echo, p_body_sha256, p_idempotency_key);
   return v_result.structured_output_request_id;
 end;
 $$;

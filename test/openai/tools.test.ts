@@ -122,9 +122,10 @@ test("continuations are refused with their field: wrong call id, answered twice,
   const otherTools = await refusal(alice.responses.create({ model: "scripted", previous_response_id: first.id,
     tools: [{ ...WEATHER, name: "get_time" }], input: [{ type: "function_call_output", call_id: callId, output: "x" }] }));
   assert.is(otherTools.param, "tools");
+  // New input (a follow-up) for a Response that waits for its calls' outputs.
   const message = await refusal(alice.responses.create({ model: "scripted", previous_response_id: first.id,
     input: [{ role: "user", content: "hello" }] }));
-  assert.is(message.param, "input[0].type");
+  assert.is(message.param, "previous_response_id");
   const second = await alice.responses.create({ model: "scripted", previous_response_id: first.id,
     input: [{ type: "function_call_output", call_id: callId, output: "1" }] });
   assert.is(second.status, "completed");
@@ -155,7 +156,7 @@ test("continuations are refused with their field: wrong call id, answered twice,
   assert.is(badOutput.param, "input[0].output");
   const onlyCalls = await refusal(alice.responses.create({ model: "scripted", previous_response_id: first.id,
     input: [{ type: "function_call", call_id: callId, name: "get_weather", arguments: "{}" }] }));
-  assert.is(onlyCalls.param, "input");
+  assert.is(onlyCalls.param, "input[0].type");
   const reserved = await refusal(alice.responses.create({ model: "scripted", input: "x", tools: [{ ...WEATHER, name: FINALIZER }] }));
   assert.is(reserved.param, "tools");
   assert.is(reserved.code, "reserved_tool_name");

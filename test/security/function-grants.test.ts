@@ -149,6 +149,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_public.openai_cancel_response(uuid)",
     "chat_public.openai_continue_response(uuid,jsonb,jsonb,boolean,jsonb,text,text)",
     "chat_public.openai_create_response(jsonb,text,text,text,jsonb,boolean,jsonb,text,text)",
+    "chat_public.openai_follow_up_response(uuid,jsonb,text,text,text,jsonb,boolean,jsonb,text,text)",
     "chat_public.openai_response(uuid)",
   ]],
   [["chat_anonymous", "chat_user"], [

@@ -17,7 +17,7 @@ import { chatCompletion } from "./chat-completions.ts";
 import { fromError, invalid, notFound, OpenAIError, type ParamDialect } from "./errors.ts";
 import { isOpen, responseObject, responseUuidOf, type ResponseRow } from "./response-object.ts";
 import { idempotencyKeyOf, parseCreateResponse } from "./responses-request.ts";
-import { cancelResponse, continueResponse, createResponse, readResponse, waitForReceipt, type Store } from "./store.ts";
+import { cancelResponse, continueResponse, createResponse, followUpResponse, readResponse, waitForReceipt, type Store } from "./store.ts";
 import { streamResponse } from "./stream.ts";
 
 const ROUTE = /^\/v1\/(responses(?:\/([^/?]+)(\/cancel)?)?|chat\/completions)\/?(?:\?(.*))?$/;
@@ -111,7 +111,8 @@ async function route(context: Context, req: IncomingMessage, res: ServerResponse
     const key = idempotencyKeyOf(req.headers["idempotency-key"]);
     const create = async (): Promise<ResponseRow> => {
       const uuid = request.previous === null ? await createResponse(store, userId, request, key)
-        : await continueResponse(store, userId, request, key);
+        : request.results.length > 0 ? await continueResponse(store, userId, request, key)
+          : await followUpResponse(store, userId, request, key);
       const created = await readResponse(store, userId, uuid);
       if (!created) throw notFound(uuid);
       return created;

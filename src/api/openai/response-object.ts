@@ -106,7 +106,8 @@ export function responseObject(row: ResponseRow): Record<string, unknown> {
     model: echo.model ?? row.model_config_id,
     output: output(row),
     parallel_tool_calls: echo.parallel_tool_calls ?? true,
-    previous_response_id: row.previous_response_id === null ? null : responseId(row.previous_response_id),
+    // A round's previous Response is its row's; a follow-up's (a new request in the same chat) is in its echo.
+    previous_response_id: row.previous_response_id === null ? echo.previous_response_id ?? null : responseId(row.previous_response_id),
     store: true,
     temperature: echo.temperature ?? null,
     text: echo.text ?? { format: { type: "json_schema" } },

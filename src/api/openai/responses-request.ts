@@ -19,7 +19,10 @@ export interface CreateResponse {
   bodySha256: string;
   /** Function tools, as the chat's dynamic (client) tools. */
   tools: DynamicTool[];
-  /** A continuation: the Response whose function calls `results` answer (its uuid). */
+  /**
+   * The Response this one continues (its uuid), or null for a new chat: its function calls answered by `results`
+   * (a client tool round), or, with no results, a new message in its chat (a follow-up).
+   */
   previous: string | null;
   results: ToolResult[];
 }
@@ -64,7 +67,8 @@ function inputParts(input: unknown): { user: string[]; instructions: string[] } 
     const param = `input[${i}]`;
     if (!isObject(item)) throw invalid(`${param} must be an object`, param);
     if (item.type !== undefined && item.type !== "message") {
-      throw invalid(`${param}.type '${String(item.type)}' is not supported by chatd (message items only)`, `${param}.type`);
+      throw invalid(`${param}.type '${String(item.type)}' is not supported by chatd here: message items start or follow up `
+        + "a Response; function_call_output items answer a Response's calls (with previous_response_id)", `${param}.type`);
     }
     const text = itemText(item.content, `${param}.content`);
     if (item.role === "user") user.push(text);
@@ -115,7 +119,11 @@ export function parseCreateResponse(body: unknown): CreateResponse {
   }
   const tools = dynamicTools(body.tools);
   const previousId = optionalString(body, "previous_response_id");
-  if (previousId !== null) return continuation(body, previousId, tools);
+  const previous = previousId === null ? null : responseUuidOf(previousId);
+  if (previousId !== null && previous === null) {
+    throw invalid(`Previous response with id '${previousId}' not found.`, "previous_response_id");
+  }
+  if (previous !== null && hasToolOutputs(body.input)) return continuation(body, previous, tools, body.input);
   const model = optionalString(body, "model");
   const instructions = optionalString(body, "instructions");
   const { user, instructions: fromInput } = inputParts(body.input);
@@ -129,25 +137,27 @@ export function parseCreateResponse(body: unknown): CreateResponse {
     workspace: optionalString(body, "workspace"),
     background: body.background === true,
     stream: body.stream === true,
-    echo: { model, instructions, text, metadata, tools: toolsEcho(tools), temperature: body.temperature ?? null, top_p: body.top_p ?? null,
+    echo: { model, instructions, text, metadata, tools: toolsEcho(tools), ...(previousId === null ? {} : { previous_response_id: previousId }),
+      temperature: body.temperature ?? null, top_p: body.top_p ?? null,
       max_output_tokens: body.max_output_tokens ?? null, tool_choice: body.tool_choice ?? "auto",
       parallel_tool_calls: body.parallel_tool_calls ?? true },
     bodySha256: bodySha256(body),
     tools,
-    previous: null,
+    previous,
     results: [],
   };
 }
 
+const hasToolOutputs = (input: unknown): input is unknown[] =>
+  Array.isArray(input) && input.some((item) => isObject(item) && item.type === "function_call_output");
+
 const bodySha256 = (body: unknown): string => createHash("sha256").update(JSON.stringify(body)).digest("hex");
 
 /**
- * A body with `previous_response_id`: `function_call_output` items for the calls that Response waits for. The turn
+ * A body with `previous_response_id` and `function_call_output` items for the calls that Response waits for. The turn
  * keeps its model, instructions and format, so fields that would set them are ignored here (docs/openai.md).
  */
-function continuation(body: Record<string, unknown>, previousId: string, tools: DynamicTool[]): CreateResponse {
-  const previous = responseUuidOf(previousId);
-  if (previous === null) throw invalid(`Previous response with id '${previousId}' not found.`, "previous_response_id");
+function continuation(body: Record<string, unknown>, previous: string, tools: DynamicTool[], input: unknown[]): CreateResponse {
   const metadata = metadataOf(body.metadata);
   return {
     content: [], envelope: TEXT_ENVELOPE, model: null, workspace: null,
@@ -157,7 +167,7 @@ function continuation(body: Record<string, unknown>, previousId: string, tools: 
     bodySha256: bodySha256(body),
     tools,
     previous,
-    results: toolResults(body.input),
+    results: toolResults(input),
   };
 }
 

@@ -34,6 +34,17 @@ export async function continueResponse(store: Store, userId: string, request: Cr
   });
 }
 
+/** A follow-up (`previous_response_id` with new input): a new message, and request, in the previous Response's chat. */
+export async function followUpResponse(store: Store, userId: string, request: CreateResponse, idempotencyKey: string | null): Promise<string> {
+  return asUser(store.pool, userId, async (client) => {
+    const { rows } = await client.query<{ id: string }>(
+      "select chat_public.openai_follow_up_response($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as id",
+      [request.previous, JSON.stringify(request.content), request.envelope, request.model, request.workspace,
+        JSON.stringify(request.tools), request.background, JSON.stringify(request.echo), request.bodySha256, idempotencyKey]);
+    return rows[0]!.id;
+  });
+}
+
 /** `id` is a Response's uuid: a request's (its first Response) or a round's. */
 export async function readResponse(store: Store, userId: string, id: string): Promise<ResponseRow | null> {
   return asUser(store.pool, userId, async (client) => {

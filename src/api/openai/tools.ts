@@ -77,26 +77,23 @@ function outputText(output: unknown, param: string): string {
 }
 
 /**
- * The `input` of a continuation: its `function_call_output` items as tool results. `function_call` items (clients
- * that send the previous output back) are echoes of the calls and skipped; anything else is refused.
+ * The `input` of a continuation (it holds `function_call_output` items): those items as tool results.
+ * `function_call` items (clients that send the previous output back) are echoes of the calls and skipped; anything
+ * else is refused.
  */
-export function toolResults(input: unknown): ToolResult[] {
-  if (!Array.isArray(input) || input.length === 0) {
-    throw invalid("with previous_response_id, input must be a non-empty array of function_call_output items", "input");
-  }
+export function toolResults(input: unknown[]): ToolResult[] {
   const results: ToolResult[] = [];
   input.forEach((item, i) => {
     const param = `input[${i}]`;
     if (!isObject(item)) throw invalid(`${param} must be an object`, param);
     if (item.type === "function_call") return;
     if (item.type !== "function_call_output") {
-      throw invalid(`${param}.type must be function_call_output: with previous_response_id, chatd continues the turn `
-        + "that waits for its function calls", `${param}.type`);
+      throw invalid(`${param}.type must be function_call_output: the outputs of the previous Response's function calls `
+        + "go without other input", `${param}.type`);
     }
     if (typeof item.call_id !== "string") throw invalid(`${param}.call_id must be a string`, `${param}.call_id`);
     results.push({ tool_call_id: item.call_id, result: outputText(item.output, `${param}.output`) });
   });
-  if (results.length === 0) throw invalid("input has no function_call_output item", "input");
   return results;
 }
 
