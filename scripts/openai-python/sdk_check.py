@@ -139,6 +139,13 @@ def check_function_tool_round_trip():
     assert second.output_parsed == Weather(celsius=18), second.output_parsed
 
 
+def check_follow_up():
+    first = client.responses.parse(model="scripted", input=finalize(REPORT), text_format=Report)
+    follow = client.responses.create(model="scripted", previous_response_id=first.id, input=finalize('"and then"'))
+    assert follow.output_text == "and then" and follow.previous_response_id == first.id, follow
+    assert follow.model_extra["chat_id"] == first.model_extra["chat_id"], (follow.model_extra, first.model_extra)
+
+
 def check_background_retrieve_cancel():
     created = client.responses.create(model="scripted", background=True, input=finalize('"later"'))
     assert created.status in ("queued", "in_progress"), created.status
@@ -190,7 +197,7 @@ def check_webhook():
         raise AssertionError("a tampered body was accepted")
 
 
-CHECKS = (check_parse, check_parse_nested, check_stream_resume, check_function_tool_round_trip,
+CHECKS = (check_parse, check_parse_nested, check_stream_resume, check_function_tool_round_trip, check_follow_up,
           check_background_retrieve_cancel, check_chat_completions_parse, check_errors)
 for check in (check_webhook,) if sys.argv[1:] == ["webhook"] else CHECKS:
     check()

@@ -1,6 +1,6 @@
 // The official `openai` Python SDK (pinned in scripts/openai-python/requirements.txt, installed by .ci/run into
 // .chatd/openai-venv) drives a real chatd: responses.parse with Pydantic models (big int exact; nested with Optional,
-// enum, Decimal and a list of models; recursive), stream and resume, the function tool round trip, background
+// enum, Decimal and a list of models; recursive), stream and resume, the function tool round trip, a follow-up, background
 // create/retrieve/cancel, chat.completions.parse, typed errors, and `client.webhooks.unwrap` of a delivery chatd
 // sent. scripts/openai-python/sdk_check.py holds the checks (outside test/, whose every file the runner imports).
 import { spawn } from "node:child_process";
@@ -48,7 +48,7 @@ test("the Python SDK's parse, stream, function tools, background, cancel, chat p
   const result = await runPython(SCRIPT, { CHATD_BASE_URL: `${stack.t.api.url}/v1`, CHATD_TOKEN: stack.users.alice!.token });
   assert.is(result.code, 0, result.stderr);
   assert.equal(result.stdout.trim().split("\n"), ["ok parse", "ok parse_nested", "ok stream_resume",
-    "ok function_tool_round_trip", "ok background_retrieve_cancel", "ok chat_completions_parse", "ok errors"]);
+    "ok function_tool_round_trip", "ok follow_up", "ok background_retrieve_cancel", "ok chat_completions_parse", "ok errors"]);
 });
 
 test("the Python SDK's webhooks.unwrap verifies a delivery chatd sent, and refuses it tampered", async () => {
