@@ -31,9 +31,6 @@ const CANCEL_WAIT_MS = 5_000;
  * chatd accepts inside `text.format.schema` or `tools[i].parameters`, with room to spare. */
 const BODY_LIMITS: Readonly<JsonBodyLimits> = Object.freeze({ maxBytes: MAX_REQUEST_BYTES, maxDepth: SCHEMA_MAX_JSON_DEPTH + 8 });
 
-const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void =>
-  sendJson(res, status, body, headers);
-
 export interface OpenAIHandlerOptions {
   pool: pg.Pool;
   listener: ChatListener;
@@ -103,7 +100,7 @@ async function route(context: Context, req: IncomingMessage, res: ServerResponse
   const [, path, rawId, cancel, query] = ROUTE.exec(req.url ?? "")!;
   const method = req.method ?? "GET";
   if (path === "chat/completions" && method === "POST") {
-    send(res, 200, await chatCompletion(store, userId, await readJsonBody(req, BODY_LIMITS), signal, idempotencyKeyOf(req.headers["idempotency-key"])));
+    sendJson(res, 200, await chatCompletion(store, userId, await readJsonBody(req, BODY_LIMITS), signal, idempotencyKeyOf(req.headers["idempotency-key"])));
     return;
   }
   if (rawId === undefined && method === "POST") {
@@ -121,7 +118,7 @@ async function route(context: Context, req: IncomingMessage, res: ServerResponse
     const row = await create();
     const done = request.background || !isOpen(row) ? row
       : await waitForReceipt(store, userId, row.response_id, row.chat_id, RESPONSES_WAIT_MS, signal);
-    send(res, 200, responseObject(done ?? row));
+    sendJson(res, 200, responseObject(done ?? row));
     return;
   }
   if (rawId !== undefined && cancel === undefined && method === "GET") {
@@ -129,7 +126,7 @@ async function route(context: Context, req: IncomingMessage, res: ServerResponse
     const id = pathId(rawId);
     if (stream) return sse(res, context, () => retrieve(store, userId, id), startingAfter);
     const row = await retrieve(store, userId, id);
-    send(res, 200, responseObject(row));
+    sendJson(res, 200, responseObject(row));
     return;
   }
   if (rawId !== undefined && cancel !== undefined && method === "POST") {
@@ -141,7 +138,7 @@ async function route(context: Context, req: IncomingMessage, res: ServerResponse
     const row = await readResponse(store, userId, uuid);
     if (!row) throw notFound(id);
     const settled = await waitForReceipt(store, userId, uuid, row.chat_id, CANCEL_WAIT_MS, signal);
-    send(res, 200, responseObject(settled ?? row));
+    sendJson(res, 200, responseObject(settled ?? row));
     return;
   }
   throw new OpenAIError(405, `${method} ${req.url ?? ""} is not served here`, { code: "method_not_allowed" });
@@ -161,7 +158,7 @@ export function createOpenAIHandler(options: OpenAIHandlerOptions): OpenAIHandle
       const identity = identify(options.jwtSecret, req.headers.authorization);
       if (identity.kind !== "user") {
         const message = identity.kind === "invalid" ? identity.reason : "send Authorization: Bearer <chatd token> (the SDK's api_key)";
-        send(res, 401, new OpenAIError(401, message, { type: "authentication_error", code: "invalid_api_key" }).body());
+        sendJson(res, 401, new OpenAIError(401, message, { type: "authentication_error", code: "invalid_api_key" }).body());
         return;
       }
       const aborted = new AbortController();
@@ -173,7 +170,7 @@ export function createOpenAIHandler(options: OpenAIHandlerOptions): OpenAIHandle
           return;
         }
         const refusal = fromError(error, dialect);
-        send(res, refusal.status, refusal.body(), refusal.headers);
+        sendJson(res, refusal.status, refusal.body(), refusal.headers);
       });
     },
   };
