@@ -36,8 +36,8 @@ REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
 -- ACL chat_private FUNCTION _delete_chats(p_chat_ids uuid[])
 REVOKE ALL ON FUNCTION chat_private._delete_chats(p_chat_ids uuid[]) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean)
-REVOKE ALL ON FUNCTION chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean) FROM PUBLIC;
+-- ACL chat_private FUNCTION _end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text)
+REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _fail_turn(p_chat_id uuid, p_kind text, p_message text)
 REVOKE ALL ON FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
@@ -59,9 +59,6 @@ REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, 
 
 -- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION _promote_after_turn(p_chat chat_public.chats)
-REVOKE ALL ON FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _promote_queue_head(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._promote_queue_head(p_chat_id uuid) FROM PUBLIC;
@@ -90,15 +87,9 @@ REVOKE ALL ON FUNCTION chat_private._transition_rule(p_transition text, p_from_s
 -- ACL chat_private FUNCTION _write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
--- ACL chat_private FUNCTION accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean)
-REVOKE ALL ON FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer)
 GRANT ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) FROM PUBLIC;
-
--- ACL chat_private FUNCTION active_request(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.active_request(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION agent_child(p_parent uuid, p_child uuid)
 REVOKE ALL ON FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) FROM PUBLIC;
@@ -111,20 +102,8 @@ REVOKE ALL ON FUNCTION chat_private.agent_interrupt(p_parent uuid, p_runner uuid
 GRANT ALL ON FUNCTION chat_private.agent_send(p_parent uuid, p_runner uuid, p_child uuid, p_content jsonb, p_interrupt boolean) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.agent_send(p_parent uuid, p_runner uuid, p_child uuid, p_content jsonb, p_interrupt boolean) FROM PUBLIC;
 
--- ACL chat_private FUNCTION apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[])
-REVOKE ALL ON FUNCTION chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) FROM PUBLIC;
-
--- ACL chat_private FUNCTION begin_transition(p_chat_id uuid, p_transition text, p_owner uuid)
-REVOKE ALL ON FUNCTION chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
-REVOKE ALL ON FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text)
 REVOKE ALL ON FUNCTION chat_private.cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text) FROM PUBLIC;
-
--- ACL chat_private FUNCTION cancel_pending_calls(p_chat_id uuid, p_reason text)
-REVOKE ALL ON FUNCTION chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION cancel_requires_action(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) TO chat_worker;
@@ -178,9 +157,6 @@ GRANT ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) TO chat_opera
 GRANT ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) FROM PUBLIC;
 
--- ACL chat_private FUNCTION end_turn_and_promote(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION enqueue_chat_run(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) FROM PUBLIC;
 
@@ -190,9 +166,6 @@ REVOKE ALL ON FUNCTION chat_private.enter_requires_action(p_chat_id uuid, p_runn
 
 -- ACL chat_private FUNCTION experiment_enabled(p_name text)
 REVOKE ALL ON FUNCTION chat_private.experiment_enabled(p_name text) FROM PUBLIC;
-
--- ACL chat_private FUNCTION fail_turn(p_chat_id uuid, p_kind text, p_message text)
-REVOKE ALL ON FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION fill_batch_slot(p_batch chat_public.batches, p_slot integer)
 REVOKE ALL ON FUNCTION chat_private.fill_batch_slot(p_batch chat_public.batches, p_slot integer) FROM PUBLIC;
@@ -219,28 +192,16 @@ REVOKE ALL ON FUNCTION chat_private.grant_execute(p_function regprocedure, p_rol
 -- ACL chat_private FUNCTION graphql_tagged(p_comment text, p_tags text)
 REVOKE ALL ON FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text)
-REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text)
 REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
-REVOKE ALL ON FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION insert_worker_messages(p_chat_id uuid, p_messages jsonb)
-REVOKE ALL ON FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION lease_row_is_live(p_expires_at timestamp with time zone)
 GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
 GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
-
--- ACL chat_private FUNCTION lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean)
-REVOKE ALL ON FUNCTION chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION notify_batch(p_batch_id uuid, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) FROM PUBLIC;
@@ -251,8 +212,8 @@ REVOKE ALL ON FUNCTION chat_private.notify_chat(p_chat_id uuid, p_change text) F
 -- ACL chat_private FUNCTION notify_chat_row(p_chat chat_public.chats, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION open_turn(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.open_turn(p_chat_id uuid) FROM PUBLIC;
+-- ACL chat_private FUNCTION openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text)
+REVOKE ALL ON FUNCTION chat_private.openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION operator_cancel_batch(p_batch_id uuid, p_reason text)
 GRANT ALL ON FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) TO chat_operator;
@@ -286,15 +247,6 @@ REVOKE ALL ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) FROM PUB
 -- ACL chat_private FUNCTION parse_response_format(p_text text)
 REVOKE ALL ON FUNCTION chat_private.parse_response_format(p_text text) FROM PUBLIC;
 
--- ACL chat_private FUNCTION promote_queue_head(p_chat_id uuid)
-REVOKE ALL ON FUNCTION chat_private.promote_queue_head(p_chat_id uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean)
-REVOKE ALL ON FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) FROM PUBLIC;
-
--- ACL chat_private FUNCTION record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
-REVOKE ALL ON FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb)
 GRANT ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) FROM PUBLIC;
@@ -302,9 +254,6 @@ REVOKE ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_
 -- ACL chat_private FUNCTION release_lease(p_chat_id uuid, p_runner_id uuid)
 GRANT ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
-
--- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
-REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text)
 REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) FROM PUBLIC;
@@ -369,9 +318,6 @@ REVOKE ALL ON FUNCTION chat_private.spawn_child_chat(p_parent uuid, p_runner uui
 -- ACL chat_private FUNCTION start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb, p_slot integer)
 REVOKE ALL ON FUNCTION chat_private.start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb, p_slot integer) FROM PUBLIC;
 
--- ACL chat_private FUNCTION start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
-REVOKE ALL ON FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION sweep_batches(p_stale interval)
 GRANT ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) FROM PUBLIC;
@@ -404,6 +350,9 @@ REVOKE ALL ON FUNCTION chat_private.tg_chats__enqueue_run() FROM PUBLIC;
 -- ACL chat_private FUNCTION tg_chats__touch()
 REVOKE ALL ON FUNCTION chat_private.tg_chats__touch() FROM PUBLIC;
 
+-- ACL chat_private FUNCTION tg_chats__webhook_function_calls()
+REVOKE ALL ON FUNCTION chat_private.tg_chats__webhook_function_calls() FROM PUBLIC;
+
 -- ACL chat_private FUNCTION tg_structured_output_requests__finish_batch_item()
 REVOKE ALL ON FUNCTION chat_private.tg_structured_output_requests__finish_batch_item() FROM PUBLIC;
 
@@ -416,9 +365,6 @@ REVOKE ALL ON FUNCTION chat_private.tg_turn_progress__enqueue_run() FROM PUBLIC;
 -- ACL chat_private FUNCTION tg_worker_config__bump()
 REVOKE ALL ON FUNCTION chat_private.tg_worker_config__bump() FROM PUBLIC;
 
--- ACL chat_private FUNCTION transient_candidates(p_rule text, p_limit integer)
-REVOKE ALL ON FUNCTION chat_private.transient_candidates(p_rule text, p_limit integer) FROM PUBLIC;
-
 -- ACL chat_private FUNCTION turn_state(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
@@ -426,6 +372,9 @@ REVOKE ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) FROM PUBLIC;
 -- ACL chat_private FUNCTION webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text)
 GRANT ALL ON FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_check_url(p_url text)
+REVOKE ALL ON FUNCTION chat_private.webhook_check_url(p_url text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_delivery_for_send(p_delivery_id bigint)
 GRANT ALL ON FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigint) TO chat_worker;
@@ -437,6 +386,9 @@ REVOKE ALL ON FUNCTION chat_private.webhook_enqueue(p_owner uuid, p_event text, 
 -- ACL chat_private FUNCTION webhook_list(p_owner uuid)
 GRANT ALL ON FUNCTION chat_private.webhook_list(p_owner uuid) TO chat_operator;
 REVOKE ALL ON FUNCTION chat_private.webhook_list(p_owner uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_own_endpoint(p_id uuid)
+REVOKE ALL ON FUNCTION chat_private.webhook_own_endpoint(p_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer)
 GRANT ALL ON FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) TO chat_worker;
@@ -452,6 +404,9 @@ REVOKE ALL ON FUNCTION chat_private.webhook_replay(p_delivery_id bigint) FROM PU
 
 -- ACL chat_private FUNCTION webhook_response_event(p_status chat_public.structured_output_status, p_code text)
 REVOKE ALL ON FUNCTION chat_private.webhook_response_event(p_status chat_public.structured_output_status, p_code text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION webhook_response_subject(p_request_id uuid)
+REVOKE ALL ON FUNCTION chat_private.webhook_response_subject(p_request_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION webhook_retry_delay(p_attempts integer)
 REVOKE ALL ON FUNCTION chat_private.webhook_retry_delay(p_attempts integer) FROM PUBLIC;
@@ -471,9 +426,6 @@ REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLI
 GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
 GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
-
--- ACL chat_private FUNCTION write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
-REVOKE ALL ON FUNCTION chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
 -- ACL chat_private TABLE batch_progress
 GRANT SELECT ON TABLE chat_private.batch_progress TO chat_operator;
@@ -516,6 +468,9 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_config_secrets TO 
 -- ACL chat_private TABLE model_configs
 GRANT SELECT ON TABLE chat_private.model_configs TO chat_operator;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE chat_private.model_configs TO chat_worker;
+
+-- ACL chat_private TABLE openai_response_rounds
+GRANT SELECT ON TABLE chat_private.openai_response_rounds TO chat_operator;
 
 -- ACL chat_private TABLE openai_responses
 GRANT SELECT ON TABLE chat_private.openai_responses TO chat_operator;
@@ -573,6 +528,10 @@ GRANT SELECT ON TABLE chat_private.worker_processes TO chat_operator;
 
 -- ACL chat_public COLUMN users.name
 GRANT INSERT(name) ON TABLE chat_public.users TO chat_operator;
+
+-- ACL chat_public FUNCTION add_webhook_endpoint(url text, events text[])
+GRANT ALL ON FUNCTION chat_public.add_webhook_endpoint(url text, events text[]) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.add_webhook_endpoint(url text, events text[]) FROM PUBLIC;
 
 -- ACL chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 GRANT ALL ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) TO chat_anonymous;
@@ -701,9 +660,17 @@ REVOKE ALL ON FUNCTION chat_public.interrupt_chat(chat_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION chat_public.openai_cancel_response(p_id uuid) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.openai_cancel_response(p_id uuid) FROM PUBLIC;
 
+-- ACL chat_public FUNCTION openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+GRANT ALL ON FUNCTION chat_public.openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) FROM PUBLIC;
+
 -- ACL chat_public FUNCTION openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
 GRANT ALL ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+GRANT ALL ON FUNCTION chat_public.openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) FROM PUBLIC;
 
 -- ACL chat_public FUNCTION openai_response(p_id uuid)
 GRANT ALL ON FUNCTION chat_public.openai_response(p_id uuid) TO chat_user;
@@ -713,6 +680,14 @@ REVOKE ALL ON FUNCTION chat_public.openai_response(p_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION remove_webhook_endpoint(endpoint_id uuid)
+GRANT ALL ON FUNCTION chat_public.remove_webhook_endpoint(endpoint_id uuid) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.remove_webhook_endpoint(endpoint_id uuid) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer)
+GRANT ALL ON FUNCTION chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer) TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer) FROM PUBLIC;
 
 -- ACL chat_public FUNCTION send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text)
 GRANT ALL ON FUNCTION chat_public.send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text) TO chat_anonymous;
@@ -744,6 +719,10 @@ REVOKE ALL ON FUNCTION chat_public.structured_output_enabled() FROM PUBLIC;
 GRANT ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) TO chat_anonymous;
 GRANT ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) TO chat_user;
 REVOKE ALL ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) FROM PUBLIC;
+
+-- ACL chat_public FUNCTION webhook_endpoints()
+GRANT ALL ON FUNCTION chat_public.webhook_endpoints() TO chat_user;
+REVOKE ALL ON FUNCTION chat_public.webhook_endpoints() FROM PUBLIC;
 
 -- ACL chat_public TABLE batch_items
 GRANT SELECT ON TABLE chat_public.batch_items TO chat_anonymous;
@@ -852,7 +831,7 @@ COMMENT ON FUNCTION chat_private.operator_create_batch(p_owner uuid, p_response_
 COMMENT ON FUNCTION chat_private.operator_delete_chat(p_chat_id uuid) IS 'Operator: deletes a chat of any owner with its subagent chats and everything that names them; returns counts of what went.';
 
 -- COMMENT chat_private FUNCTION operator_delete_user(p_user_id uuid)
-COMMENT ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) IS 'Operator: deletes a user with every chat, batch, idempotency key, deleted-request id and webhook endpoint (with its secrets and deliveries) of theirs; their tokens are refused from the commit on. Returns counts of what went.';
+COMMENT ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) IS 'Operator: deletes a user with every chat, batch, idempotency key and deleted-request id of theirs; their tokens are refused from the commit on. Returns counts of what went.';
 
 -- COMMENT chat_private FUNCTION operator_release_lease(p_chat_id uuid)
 COMMENT ON FUNCTION chat_private.operator_release_lease(p_chat_id uuid) IS 'Operator repair: releases the chat''s runner lease and re-enqueues the chat. Returns whether a lease existed.';
@@ -870,10 +849,10 @@ COMMENT ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_i
 COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Envelope errors of a response_format value, as (field, detail) rows; no rows when the envelope is acceptable.';
 
 -- COMMENT chat_private FUNCTION retention_due()
-COMMENT ON FUNCTION chat_private.retention_due() IS 'Per retention rule: its setting in days (0: off) and how many chats, batches, deleted-request ids, idempotency keys, webhook deliveries or failed jobs it would delete now.';
+COMMENT ON FUNCTION chat_private.retention_due() IS 'Per retention rule: its setting in days (0: off) and how many chats, batches or deleted-request ids it would delete now.';
 
 -- COMMENT chat_private FUNCTION run_retention()
-COMMENT ON FUNCTION chat_private.run_retention() IS 'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, expired deleted-request ids, and expired idempotency keys, finished webhook deliveries and permanently failed jobs. Skips rows a client holds.';
+COMMENT ON FUNCTION chat_private.run_retention() IS 'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, and expired deleted-request ids. Skips rows a client holds.';
 
 -- COMMENT chat_private FUNCTION service_gauges()
 COMMENT ON FUNCTION chat_private.service_gauges() IS 'The counts behind the database gauges of /metrics (receipts, pending requests, turns, job queue, chat queues, lease recoveries, stuck chats, batches), as one JSON object.';
@@ -1013,6 +992,9 @@ COMMENT ON COLUMN chat_public.structured_output_requests.schema_sha256 IS 'SHA-2
 -- COMMENT chat_public COLUMN structured_output_requests.started_at
 COMMENT ON COLUMN chat_public.structured_output_requests.started_at IS 'When the request''s turn started; null for a request that never ran (deleted from the queue, superseded while queued).';
 
+-- COMMENT chat_public FUNCTION add_webhook_endpoint(url text, events text[])
+COMMENT ON FUNCTION chat_public.add_webhook_endpoint(url text, events text[]) IS 'Adds a completion webhook endpoint for the caller. `events` default to the four response.* events. The answer carries the signing secret, shown only here.';
+
 -- COMMENT chat_public FUNCTION archive_chat(chat_id uuid, archived boolean)
 COMMENT ON FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean) IS 'Archives an idle chat (waiting or error), or unarchives it with `archived` false.';
 
@@ -1093,9 +1075,17 @@ COMMENT ON FUNCTION chat_public.interrupt_chat(chat_id uuid) IS 'Stops the runni
 COMMENT ON FUNCTION chat_public.openai_cancel_response(p_id uuid) IS '@behavior -*
 Cancels a Response for /v1/responses/{id}/cancel (idempotent; a finished one stays as it is).';
 
+-- COMMENT chat_public FUNCTION openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+COMMENT ON FUNCTION chat_public.openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) IS '@behavior -*
+Answers the function calls of a Response with function_call_output items for /v1/responses (previous_response_id).';
+
 -- COMMENT chat_public FUNCTION openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
 COMMENT ON FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) IS '@behavior -*
 Creates an OpenAI Response (a chat whose first message carries a structured request) for /v1/responses.';
+
+-- COMMENT chat_public FUNCTION openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text)
+COMMENT ON FUNCTION chat_public.openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) IS '@behavior -*
+Sends new input after a finished Response, in its chat, for /v1/responses (previous_response_id).';
 
 -- COMMENT chat_public FUNCTION openai_response(p_id uuid)
 COMMENT ON FUNCTION chat_public.openai_response(p_id uuid) IS '@behavior -*
@@ -1103,6 +1093,12 @@ Reads one Response for /v1/responses/{id} (the caller''s requests only).';
 
 -- COMMENT chat_public FUNCTION promote_queued_message(queued_message_id bigint)
 COMMENT ON FUNCTION chat_public.promote_queued_message(queued_message_id bigint) IS 'Runs a queued message next: an idle chat starts it at once; a running turn is interrupted and the message moves to the head of the queue.';
+
+-- COMMENT chat_public FUNCTION remove_webhook_endpoint(endpoint_id uuid)
+COMMENT ON FUNCTION chat_public.remove_webhook_endpoint(endpoint_id uuid) IS 'Removes one of the caller''s webhook endpoints with its delivery log. Returns its id.';
+
+-- COMMENT chat_public FUNCTION rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer)
+COMMENT ON FUNCTION chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer) IS 'Gives one of the caller''s endpoints a new signing secret, shown only here; the previous one signs beside it for `overlapHours` (0 to 168, default 24).';
 
 -- COMMENT chat_public FUNCTION send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text)
 COMMENT ON FUNCTION chat_public.send_chat_message(chat_id uuid, content jsonb, response_format text, busy_behavior text, idempotency_key text) IS '@name send_chat_message_checked
@@ -1124,6 +1120,9 @@ COMMENT ON FUNCTION chat_public.structured_output_enabled() IS 'Whether this ser
 
 -- COMMENT chat_public FUNCTION submit_tool_results(chat_id uuid, results jsonb)
 COMMENT ON FUNCTION chat_public.submit_tool_results(chat_id uuid, results jsonb) IS 'Answers the client-executed tool calls the chat waits on. `results` is [{tool_call_id, result, is_error?}] and must cover exactly the pending calls.';
+
+-- COMMENT chat_public FUNCTION webhook_endpoints()
+COMMENT ON FUNCTION chat_public.webhook_endpoints() IS 'The caller''s webhook endpoints, oldest first, without their secrets.';
 
 -- COMMENT chat_public TABLE batch_items
 COMMENT ON TABLE chat_public.batch_items IS '@behavior -insert -update -delete
@@ -1171,6 +1170,12 @@ COMMENT ON TYPE chat_public.structured_output_error IS 'Why a structured output 
 -- COMMENT chat_public TYPE structured_output_provenance
 COMMENT ON TYPE chat_public.structured_output_provenance IS 'How a receipt came about: finalization attempts, model steps, the model config (provider, model id) of the chat, tokens summed over the turn''s model calls (null where no provider reported them), when the turn started and the receipt was written, and the schema hash.';
 
+-- COMMENT chat_public TYPE webhook_endpoint
+COMMENT ON TYPE chat_public.webhook_endpoint IS 'A completion webhook endpoint (Standard Webhooks signatures), without its secrets. `rotating`: the previous secret still signs beside the new one. `pending`, `delivered`, `failed` count its deliveries.';
+
+-- COMMENT chat_public TYPE webhook_endpoint_secret
+COMMENT ON TYPE chat_public.webhook_endpoint_secret IS 'The signing secret (`whsec_...`) of a new or rotated endpoint. It is shown this once: store it now.';
+
 -- CONSTRAINT chat_private chat_leases chat_leases_pkey
 ALTER TABLE ONLY chat_private.chat_leases
     ADD CONSTRAINT chat_leases_pkey PRIMARY KEY (chat_id);
@@ -1206,6 +1211,18 @@ ALTER TABLE ONLY chat_private.model_config_secrets
 -- CONSTRAINT chat_private model_configs model_configs_pkey
 ALTER TABLE ONLY chat_private.model_configs
     ADD CONSTRAINT model_configs_pkey PRIMARY KEY (id);
+
+-- CONSTRAINT chat_private openai_response_rounds openai_response_rounds_owner_id_idempotency_key_key
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_owner_id_idempotency_key_key UNIQUE (owner_id, idempotency_key);
+
+-- CONSTRAINT chat_private openai_response_rounds openai_response_rounds_pkey
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_pkey PRIMARY KEY (id);
+
+-- CONSTRAINT chat_private openai_response_rounds openai_response_rounds_request_id_round_key
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_request_id_round_key UNIQUE (request_id, round);
 
 -- CONSTRAINT chat_private openai_responses openai_responses_owner_id_idempotency_key_key
 ALTER TABLE ONLY chat_private.openai_responses
@@ -1339,6 +1356,14 @@ ALTER TABLE ONLY chat_private.message_internals
 -- FK CONSTRAINT chat_private model_config_secrets model_config_secrets_model_config_id_fkey
 ALTER TABLE ONLY chat_private.model_config_secrets
     ADD CONSTRAINT model_config_secrets_model_config_id_fkey FOREIGN KEY (model_config_id) REFERENCES chat_private.model_configs(id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT chat_private openai_response_rounds openai_response_rounds_owner_id_fkey
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES chat_public.users(id) ON DELETE CASCADE;
+
+-- FK CONSTRAINT chat_private openai_response_rounds openai_response_rounds_request_id_fkey
+ALTER TABLE ONLY chat_private.openai_response_rounds
+    ADD CONSTRAINT openai_response_rounds_request_id_fkey FOREIGN KEY (request_id) REFERENCES chat_public.structured_output_requests(id) ON DELETE CASCADE;
 
 -- FK CONSTRAINT chat_private openai_responses openai_responses_chat_id_fkey
 ALTER TABLE ONLY chat_private.openai_responses
@@ -1611,9 +1636,7 @@ CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql
     AS $$
 begin
-  with closed as (
-    update chat_private.turn_progress set finished_at = now(), candidate_value = null
-    where chat_id = p_chat_id and finished_at is null)
+  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
 end;
 $$;
@@ -1683,13 +1706,6 @@ begin
     end if;
     perform chat_private.notify_batch(v_item.batch_id, 'progress');
   end loop;
-  -- Their webhook deliveries go too (a pending one is never sent: it would send the receiver to a Response that
-  -- reads as deleted). A delivery job left behind finds no delivery and ends.
-  delete from chat_private.webhook_deliveries d
-  where d.subject_id = any(array(select 'resp_' || replace(r.id::text, '-', '')
-                                 from chat_public.structured_output_requests r where r.chat_id = any(v_ids)));
-  get diagnostics v_rows = row_count;
-  v_counts := v_counts || jsonb_build_object('webhook_deliveries', v_rows);
   insert into chat_private.deleted_requests (id, owner_id)
   select r.id, c.owner_id from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
   where r.chat_id = any(v_ids)
@@ -1715,22 +1731,21 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private _end_turn(uuid, text, text, boolean)
-CREATE FUNCTION chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean) RETURNS chat_public.chats
+-- FUNCTION chat_private _end_turn_and_promote(uuid, text, text)
+CREATE FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) RETURNS chat_public.chat_status
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
-  v_chat chat_public.chats;
+  v_status chat_public.chat_status;
 begin
-  update chat_public.chats c set snapshot_version = c.snapshot_version + case when p_bump then 1 else 0 end,
-    status = chat_private._to_state(p_transition, coalesce(p_from_state, chat_private.chat_state(c)),
-      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
-           then 'running' else 'waiting' end),
-    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
-  where c.id = p_chat_id
-  returning * into v_chat;
-  return v_chat;
+  perform chat_private._close_turn(p_chat_id);
+  v_status := chat_private._to_state(p_transition, p_from_state,
+    case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end);
+  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
+    pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
+  return v_status;
 end;
 $$;
 
@@ -1883,26 +1898,6 @@ CREATE FUNCTION chat_private._open_turn(p_chat_id uuid) RETURNS chat_private.tur
     AS $$
 begin
   return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
-end;
-$$;
-
--- FUNCTION chat_private _promote_after_turn(chat_public.chats)
-CREATE FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) RETURNS chat_public.chats
-    LANGUAGE plpgsql SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_chat chat_public.chats;
-begin
-  perform chat_private._close_turn(p_chat.id);
-  if p_chat.status <> 'running' then
-    return p_chat;
-  end if;
-  if chat_private._promote_queue_head(p_chat.id) is null then
-    raise exception 'the queue head of chat % vanished under the chat lock', p_chat.id using errcode = 'XX000';
-  end if;
-  select * into v_chat from chat_public.chats where id = p_chat.id;
-  return v_chat;
 end;
 $$;
 
@@ -2111,12 +2106,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private accept_structured_request(uuid, jsonb, boolean)
-CREATE FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean DEFAULT true) RETURNS uuid
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private._accept_structured_request(p_chat_id, p_json_schema, p_check_experiment); end $$;
-
 -- FUNCTION chat_private acquire_lease(uuid, text, integer)
 CREATE FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer DEFAULT NULL::integer) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2145,12 +2134,6 @@ begin
   return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$;
-
--- FUNCTION chat_private active_request(uuid)
-CREATE FUNCTION chat_private.active_request(p_chat_id uuid) RETURNS uuid
-    LANGUAGE plpgsql STABLE
-    AS $$
-begin return chat_private._active_request(p_chat_id); end $$;
 
 -- FUNCTION chat_private agent_child(uuid, uuid)
 CREATE FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) RETURNS chat_public.chats
@@ -2206,24 +2189,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private apply_progress(uuid, jsonb, bigint[])
-CREATE FUNCTION chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-begin perform chat_private._apply_progress(p_chat_id, p_progress, p_message_ids); end $$;
-
--- FUNCTION chat_private begin_transition(uuid, text, uuid)
-CREATE FUNCTION chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid DEFAULT NULL::uuid) RETURNS chat_public.chats
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private._begin_transition(p_chat_id, p_transition, p_owner); end $$;
-
--- FUNCTION chat_private begin_worker_transition(uuid, text, uuid, bigint, bigint)
-CREATE FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS chat_public.chats
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private._begin_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt, false); end $$;
-
 -- FUNCTION chat_private cancel_batch_as(uuid, uuid, text)
 CREATE FUNCTION chat_private.cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text) RETURNS chat_public.batches
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2258,14 +2223,6 @@ begin
   return v_batch;
 end;
 $$;
-
--- FUNCTION chat_private cancel_pending_calls(uuid, text)
-CREATE FUNCTION chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-begin
-  perform chat_private._cancel_pending_calls(p_chat_id, p_reason, (select c.status from chat_public.chats c where c.id = p_chat_id));
-end $$;
 
 -- FUNCTION chat_private cancel_requires_action(uuid)
 CREATE FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) RETURNS boolean
@@ -2447,18 +2404,19 @@ CREATE FUNCTION chat_private.commit_step(p_chat_id uuid, p_runner_id uuid, p_his
 declare
   v_ids bigint[];
   v_chat chat_public.chats;
+  v_runner uuid;
 begin
-  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence: the chat comes back
-  -- as that one UPDATE left it, and it is final, since the rows inserted next find the fence current and write the
-  -- chat no more (_fence_history). It serves the notification and the new fence; the lease is p_runner_id's (the
-  -- lock checked it is live, and nothing here changes it): what current_fence would read, without reading it.
-  v_chat := chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence.
+  perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
     p_generation_attempt, case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
   perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
+  -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
+  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'step');
-  return (p_runner_id, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
+  select l.runner_id into v_runner from chat_private.chat_leases l where l.chat_id = p_chat_id;
+  return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$;
 
@@ -2568,7 +2526,6 @@ declare
   v_message bigint;
   v_result chat_public.chat_input_result;
   v_request_sha256 text;
-  v_chat chat_public.chats;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
@@ -2594,13 +2551,11 @@ begin
   -- both are the columns' defaults (migration 0063), so its first history row (the input below) finds the fence
   -- current and no second row version is written for it. It is born running, so none is written for its status
   -- either: it is enqueued once, by the turn_progress insert of its first turn below (a chat inserted with its
-  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql). So the row
-  -- inserted here is the chat as this transition leaves it, and it serves the notification below.
+  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
   insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools)
   values (p_owner, p_title, v_model, 'running', coalesce(p_plan_mode, false), p_workspace,
           coalesce(p_dynamic_tools, '[]'))
-  returning * into v_chat;
-  v_chat_id := v_chat.id;
+  returning id into v_chat_id;
   if p_format is not null then
     v_request := chat_private._accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
@@ -2611,8 +2566,7 @@ begin
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
-  -- notify_chat_row: a new chat is running, so only its own channel applies (see notify_chat).
-  perform chat_private.notify_chat_row(v_chat, 'created');
+  perform chat_private.notify_chat(v_chat_id, 'created');
   return v_result;
 end;
 $$;
@@ -2656,21 +2610,6 @@ begin
   return v_started;
 end;
 $$;
-
--- FUNCTION chat_private end_turn_and_promote(uuid)
-CREATE FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) RETURNS chat_public.chat_status
-    LANGUAGE plpgsql
-    AS $$
-declare
-  v_status chat_public.chat_status;
-begin
-  perform chat_private._close_turn(p_chat_id);
-  v_status := case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
-  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
-    pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = p_chat_id;
-  return v_status;
-end $$;
 
 -- FUNCTION chat_private enqueue_chat_run(uuid)
 CREATE FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) RETURNS void
@@ -2725,12 +2664,6 @@ begin
   return coalesce((select enabled from chat_private.experiments where name = p_name), false);
 end;
 $$;
-
--- FUNCTION chat_private fail_turn(uuid, text, text)
-CREATE FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-begin perform chat_private._fail_turn(p_chat_id, p_kind, p_message); end $$;
 
 -- FUNCTION chat_private fill_batch_slot(chat_public.batches, integer)
 CREATE FUNCTION chat_private.fill_batch_slot(p_batch chat_public.batches, p_slot integer) RETURNS boolean
@@ -2818,9 +2751,7 @@ begin
   if v_request is not null then
     perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  -- The bump was _begin_worker_transition's (the receipt carries it), so _end_turn only sets the end state.
-  v_status := (chat_private._promote_after_turn(
-    chat_private._end_turn(p_chat_id, 'finish_interruption', 'interrupting', false))).status;
+  v_status := chat_private._end_turn_and_promote(p_chat_id, 'finish_interruption', 'interrupting');
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
@@ -2840,7 +2771,13 @@ declare
 begin
   perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                    p_generation_attempt);
-  v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
+  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
+    status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
+      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
+           then 'running' else 'waiting' end),
+    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
+  where c.id = p_chat_id
+  returning * into v_chat;
   -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
   -- version), so it has no receipt yet and _record_receipt writes the only one.
@@ -2864,9 +2801,17 @@ begin
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  v_chat := chat_private._promote_after_turn(v_chat);
+  -- The status is set (above): the turn closes, and running means the queue has a head, which this transaction's
+  -- lock kept there.
+  perform chat_private._close_turn(p_chat_id);
+  if v_chat.status = 'running' then
+    if chat_private._promote_queue_head(p_chat_id) is null then
+      raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
+    end if;
+  end if;
   -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
   -- interrupting chats and history resets).
+  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
   return v_chat.status;
 end;
@@ -2901,12 +2846,6 @@ CREATE FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) RETURNS
     AS $$
   select p_tags || coalesce(E'\n' || nullif(regexp_replace(coalesce(p_comment, ''), '^(@[^\n]*\n?)+', ''), ''), '');
 $$;
-
--- FUNCTION chat_private idempotent_result(uuid, text, text)
-CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) RETURNS jsonb
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private.idempotent_result(p_owner, p_key, p_operation, null::text); end $$;
 
 -- FUNCTION chat_private idempotent_result(uuid, text, text, text)
 CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) RETURNS jsonb
@@ -3019,33 +2958,12 @@ begin
 end;
 $_$;
 
--- FUNCTION chat_private insert_input(uuid, jsonb, uuid, uuid)
-CREATE FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) RETURNS bigint
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private._insert_input(p_chat_id, p_content, p_request_id, p_created_by); end $$;
-
--- FUNCTION chat_private insert_worker_messages(uuid, jsonb)
-CREATE FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) RETURNS bigint[]
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private._insert_worker_messages(p_chat_id, p_messages); end $$;
-
 -- FUNCTION chat_private lease_row_is_live(timestamp with time zone)
 CREATE FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
     LANGUAGE sql STABLE
     AS $$
   select p_expires_at > now();
 $$;
-
--- FUNCTION chat_private lock_worker_chat(uuid, text, uuid, bigint, bigint, boolean)
-CREATE FUNCTION chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) RETURNS chat_public.chats
-    LANGUAGE plpgsql
-    AS $$
-begin
-  return chat_private._begin_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt,
-                                               p_history_changes);
-end $$;
 
 -- FUNCTION chat_private notify_batch(uuid, text)
 CREATE FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) RETURNS void
@@ -3083,11 +3001,31 @@ CREATE FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change 
   select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, chat_private.chat_notification(p_chat, p_change));
 $$;
 
--- FUNCTION chat_private open_turn(uuid)
-CREATE FUNCTION chat_private.open_turn(p_chat_id uuid) RETURNS chat_private.turn_progress
-    LANGUAGE plpgsql STABLE
+-- FUNCTION chat_private openai_idempotent_response(uuid, text, text)
+CREATE FUNCTION chat_private.openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text) RETURNS uuid
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-begin return chat_private._open_turn(p_chat_id); end $$;
+declare
+  v_id uuid;
+  v_sha text;
+begin
+  if p_idempotency_key is null then
+    return null;
+  end if;
+  select o.request_id, o.body_sha256 into v_id, v_sha from chat_private.openai_responses o
+  where o.owner_id = p_user and o.idempotency_key = p_idempotency_key;
+  if not found then
+    select x.id, x.body_sha256 into v_id, v_sha from chat_private.openai_response_rounds x
+    where x.owner_id = p_user and x.idempotency_key = p_idempotency_key;
+  end if;
+  if v_id is not null and v_sha <> p_body_sha256 then
+    raise exception 'this Idempotency-Key was already used with another request body'
+      using errcode = 'IDKEY', column = 'idempotency_key';
+  end if;
+  return v_id;
+end;
+$$;
 
 -- FUNCTION chat_private operator_cancel_batch(uuid, text)
 CREATE FUNCTION chat_private.operator_cancel_batch(p_batch_id uuid, p_reason text) RETURNS chat_public.batches
@@ -3133,8 +3071,7 @@ begin
   elsif v_active and v_chat.status = 'requires_action' then
     perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request',
       chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
-    perform chat_private._promote_after_turn(
-      chat_private._end_turn(v_chat.id, 'operator_cancel_request', 'requires_action', false));
+    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;
@@ -3183,8 +3120,6 @@ declare
   v_items integer;
   v_keys integer;
   v_tombstones integer;
-  v_endpoints integer;
-  v_deliveries integer;
 begin
   select * into v_user from chat_public.users where id = p_user_id for update;
   if not found then
@@ -3195,17 +3130,12 @@ begin
   select count(*) into v_items from chat_public.batch_items i join chat_public.batches b on b.id = i.batch_id
   where b.owner_id = p_user_id;
   with gone as (delete from chat_public.batches where owner_id = p_user_id returning 1) select count(*) into v_batches from gone;
-  select count(*) into v_deliveries from chat_private.webhook_deliveries d
-  join chat_private.webhook_endpoints e on e.id = d.endpoint_id where e.owner_id = p_user_id;
-  with gone as (delete from chat_private.webhook_endpoints where owner_id = p_user_id returning 1)
-  select count(*) into v_endpoints from gone;
   with gone as (delete from chat_private.idempotency_keys where owner_id = p_user_id returning 1) select count(*) into v_keys from gone;
   with gone as (delete from chat_private.deleted_requests where owner_id = p_user_id returning 1)
   select count(*) into v_tombstones from gone;
   delete from chat_public.users where id = p_user_id;
   return jsonb_build_object('user_id', v_user.id, 'name', v_user.name) || v_report || jsonb_build_object(
-    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones,
-    'webhook_endpoints', v_endpoints, 'webhook_deliveries', coalesce((v_report ->> 'webhook_deliveries')::int, 0) + v_deliveries);
+    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones);
 end;
 $$;
 
@@ -3285,24 +3215,6 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private promote_queue_head(uuid)
-CREATE FUNCTION chat_private.promote_queue_head(p_chat_id uuid) RETURNS bigint
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private._promote_queue_head(p_chat_id); end $$;
-
--- FUNCTION chat_private queue_message(uuid, jsonb, uuid, uuid, boolean)
-CREATE FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) RETURNS bigint
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private._queue_message(p_chat_id, p_content, p_request_id, p_created_by, p_at_head); end $$;
-
--- FUNCTION chat_private record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
-CREATE FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) RETURNS bigint
-    LANGUAGE plpgsql
-    AS $$
-begin return chat_private._record_receipt(p_request_id, p_chat_id, p_status, p_code, p_message, p_value); end $$;
-
 -- FUNCTION chat_private record_retry_state(uuid, uuid, bigint, bigint, jsonb)
 CREATE FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3329,12 +3241,6 @@ CREATE FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) RET
     AS $$
   delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;
 $$;
-
--- FUNCTION chat_private remember_result(uuid, text, text, jsonb)
-CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-begin perform chat_private.remember_result(p_owner, p_key, p_operation, p_result, null::text); end $$;
 
 -- FUNCTION chat_private remember_result(uuid, text, text, jsonb, text)
 CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) RETURNS void
@@ -3514,16 +3420,10 @@ CREATE FUNCTION chat_private.retention_due() RETURNS TABLE(rule text, days integ
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
   select r.rule, coalesce(chat_private.setting_int(r.setting), 0),
-    case when r.transient then (select count(*) from chat_private.transient_candidates(r.rule, 2147483647))
-         else (select count(*) from chat_private.retention_candidates(r.rule, 2147483647)) end
-  from (values ('archived_chats', 'retention_archived_chat_days', false),
-               ('idle_chats', 'retention_idle_chat_days', false),
-               ('finished_batches', 'retention_finished_batch_days', false),
-               ('deleted_requests', 'deleted_request_days', false),
-               ('idempotency_keys', 'idempotency_key_days', true),
-               ('webhook_deliveries', 'webhook_delivery_days', true),
-               ('failed_jobs', 'failed_job_days', true))
-       r (rule, setting, transient);
+    (select count(*) from chat_private.retention_candidates(r.rule, 2147483647))
+  from (values ('archived_chats', 'retention_archived_chat_days'), ('idle_chats', 'retention_idle_chat_days'),
+               ('finished_batches', 'retention_finished_batch_days'), ('deleted_requests', 'deleted_request_days'))
+       r (rule, setting);
 $$;
 
 -- FUNCTION chat_private run_retention()
@@ -3538,9 +3438,6 @@ declare
   v_report jsonb;
   v_batches integer := 0;
   v_requests integer;
-  v_keys integer;
-  v_deliveries integer;
-  v_jobs integer;
 begin
   select coalesce(array_agg(s.id), '{}') into v_chats from (
     select c.id from chat_public.chats c
@@ -3562,25 +3459,12 @@ begin
   end if;
   v_report := chat_private._delete_chats(v_chats);
   if v_batches = 1 then
-    delete from chat_private.webhook_deliveries where subject_id = 'batch_' || replace(v_batch::text, '-', '');
     delete from chat_public.batches where id = v_batch;
   end if;
   with gone as (delete from chat_private.deleted_requests where id in
                   (select id from chat_private.retention_candidates('deleted_requests', v_limit)) returning 1)
   select count(*) into v_requests from gone;
-  delete from chat_private.idempotency_keys k
-  using chat_private.transient_candidates('idempotency_keys', v_limit) t
-  where k.owner_id = t.owner_id and k.key = t.key;
-  get diagnostics v_keys = row_count;
-  -- The status is checked again on the row itself: a replay may have made the delivery pending meanwhile.
-  delete from chat_private.webhook_deliveries d
-  where d.id in (select t.id from chat_private.transient_candidates('webhook_deliveries', v_limit) t)
-    and d.status <> 'pending';
-  get diagnostics v_deliveries = row_count;
-  select count(*) into v_jobs from graphile_worker.complete_jobs(array(
-    select t.id from chat_private.transient_candidates('failed_jobs', v_limit) t));
-  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests,
-    'idempotency_keys', v_keys, 'webhook_deliveries', v_deliveries, 'failed_jobs', v_jobs);
+  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests);
 end;
 $$;
 
@@ -3705,12 +3589,6 @@ begin
   end;
 end;
 $$;
-
--- FUNCTION chat_private start_turn(uuid, bigint, uuid)
-CREATE FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-begin perform chat_private._start_turn(p_chat_id, p_input_message_id, p_request_id); end $$;
 
 -- FUNCTION chat_private sweep_batches(interval)
 CREATE FUNCTION chat_private.sweep_batches(p_stale interval DEFAULT '00:00:30'::interval) RETURNS integer
@@ -3936,6 +3814,22 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private tg_chats__webhook_function_calls()
+CREATE FUNCTION chat_private.tg_chats__webhook_function_calls() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_request uuid := chat_private._active_request(new.id);
+begin
+  if v_request is not null then
+    perform chat_private.webhook_enqueue(new.owner_id, 'response.completed', chat_private.webhook_response_subject(v_request),
+      now());
+  end if;
+  return null;
+end;
+$$;
+
 -- FUNCTION chat_private tg_structured_output_requests__finish_batch_item()
 CREATE FUNCTION chat_private.tg_structured_output_requests__finish_batch_item() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3975,7 +3869,7 @@ CREATE FUNCTION chat_private.tg_structured_output_requests__webhook() RETURNS tr
     AS $$
 begin
   perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
-    'resp_' || replace(new.id::text, '-', ''), coalesce(new.finished_at, now()))
+    chat_private.webhook_response_subject(new.id), coalesce(new.finished_at, now()))
   from chat_public.chats c where c.id = new.chat_id;
   return null;
 end;
@@ -4002,36 +3896,6 @@ CREATE FUNCTION chat_private.tg_worker_config__bump() RETURNS trigger
 begin
   update chat_private.worker_config_version set version = version + 1 where id;
   return null;
-end;
-$$;
-
--- FUNCTION chat_private transient_candidates(text, integer)
-CREATE FUNCTION chat_private.transient_candidates(p_rule text, p_limit integer) RETURNS TABLE(owner_id uuid, key text, id bigint)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    AS $$
-declare
-  v_days integer;
-begin
-  v_days := chat_private.setting_int(case p_rule when 'idempotency_keys' then 'idempotency_key_days'
-                                                 when 'webhook_deliveries' then 'webhook_delivery_days'
-                                                 when 'failed_jobs' then 'failed_job_days' end);
-  if coalesce(v_days, 0) <= 0 then
-    return;
-  end if;
-  if p_rule = 'idempotency_keys' then
-    return query select k.owner_id, k.key, null::bigint from chat_private.idempotency_keys k
-      where k.created_at < now() - make_interval(days => v_days) and k.key not like 'batch:%' and k.key not like 'agent:%'
-      order by k.created_at limit p_limit;
-  elsif p_rule = 'webhook_deliveries' then
-    return query select null::uuid, null::text, d.id from chat_private.webhook_deliveries d
-      where d.created_at < now() - make_interval(days => v_days) and d.status <> 'pending'
-      order by d.created_at limit p_limit;
-  elsif p_rule = 'failed_jobs' then
-    return query select null::uuid, null::text, j.id from graphile_worker.jobs j
-      where j.attempts >= j.max_attempts and j.locked_at is null and j.updated_at < now() - make_interval(days => v_days)
-      order by j.updated_at limit p_limit;
-  end if;
 end;
 $$;
 
@@ -4084,6 +3948,19 @@ CREATE FUNCTION chat_private.webhook_add(p_owner uuid, p_url text, p_events text
   returning id;
 $$;
 
+-- FUNCTION chat_private webhook_check_url(text)
+CREATE FUNCTION chat_private.webhook_check_url(p_url text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $_$
+begin
+  if p_url is null or octet_length(p_url) > 2048 or p_url !~ '^https?://[^/?#@[:space:]]+([/?#][^[:space:]]*)?$' then
+    raise exception 'url must be an absolute http(s) URL of at most 2048 bytes, without credentials'
+      using errcode = 'CIINV', column = 'url';
+  end if;
+end;
+$_$;
+
 -- FUNCTION chat_private webhook_delivery_for_send(bigint)
 CREATE FUNCTION chat_private.webhook_delivery_for_send(p_delivery_id bigint) RETURNS TABLE(event_id text, url text, body text, secrets text[], attempts integer)
     LANGUAGE sql STABLE SECURITY DEFINER
@@ -4134,6 +4011,20 @@ CREATE FUNCTION chat_private.webhook_list(p_owner uuid) RETURNS TABLE(id uuid, o
   group by e.id order by e.created_at, e.id;
 $$;
 
+-- FUNCTION chat_private webhook_own_endpoint(uuid)
+CREATE FUNCTION chat_private.webhook_own_endpoint(p_id uuid) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform 1 from chat_private.webhook_endpoints e where e.id = p_id and e.owner_id = chat_private.require_user() for update;
+  if not found then
+    raise exception 'webhook endpoint not found' using errcode = 'WHNTF';
+  end if;
+  return p_id;
+end;
+$$;
+
 -- FUNCTION chat_private webhook_record_attempt(bigint, integer, text, integer)
 CREATE FUNCTION chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer, p_error text, p_retry_after_seconds integer) RETURNS text
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4168,7 +4059,9 @@ begin
     where id = p_delivery_id;
     return v_outcome;
   end if;
-  v_delay := greatest(v_delay, make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
+  -- Jitter, as Standard Webhooks recommends: up to a fifth later than the schedule, so the retries of deliveries that
+  -- failed together (a receiver's outage) do not all arrive together. A Retry-After is honoured as asked.
+  v_delay := greatest(v_delay * (1 + 0.2 * random()), make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
   update chat_private.webhook_deliveries set attempts = attempts + 1, next_attempt_at = now() + v_delay
   where id = p_delivery_id;
   perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
@@ -4204,11 +4097,22 @@ $$;
 -- FUNCTION chat_private webhook_response_event(chat_public.structured_output_status, text)
 CREATE FUNCTION chat_private.webhook_response_event(p_status chat_public.structured_output_status, p_code text) RETURNS text
     LANGUAGE sql IMMUTABLE
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
   select case
     when p_status = 'succeeded' or p_code = 'refused' then 'response.completed'
     when p_status = 'failed' then 'response.failed'
     else 'response.cancelled' end;
+$$;
+
+-- FUNCTION chat_private webhook_response_subject(uuid)
+CREATE FUNCTION chat_private.webhook_response_subject(p_request_id uuid) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
+                                      where x.request_id = p_request_id order by x.round desc limit 1),
+                                     p_request_id)::text, '-', '');
 $$;
 
 -- FUNCTION chat_private webhook_retry_delay(integer)
@@ -4275,11 +4179,33 @@ CREATE FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time
   select p_expires_at > now();
 $$;
 
--- FUNCTION chat_private write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)
-CREATE FUNCTION chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text DEFAULT NULL::text, p_message text DEFAULT NULL::text, p_value jsonb DEFAULT NULL::jsonb) RETURNS bigint
-    LANGUAGE plpgsql
+-- FUNCTION chat_public add_webhook_endpoint(text, text[])
+CREATE FUNCTION chat_public.add_webhook_endpoint(url text, events text[] DEFAULT NULL::text[]) RETURNS chat_public.webhook_endpoint_secret
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-begin return chat_private._write_receipt(p_request_id, p_status, p_code, p_message, p_value); end $$;
+declare
+  v_user uuid := chat_private.require_user();
+  v_secret text := 'whsec_' || encode(gen_random_bytes(32), 'base64');
+  v_events text[] := coalesce(add_webhook_endpoint.events, array['response.completed', 'response.failed',
+    'response.cancelled', 'response.incomplete']);
+  v_id uuid;
+begin
+  perform chat_private.webhook_check_url(add_webhook_endpoint.url);
+  if cardinality(v_events) = 0 or not v_events <@ array['response.completed', 'response.failed', 'response.cancelled',
+       'response.incomplete', 'batch.completed', 'batch.failed', 'batch.cancelled'] then
+    raise exception 'events must be some of response.completed, response.failed, response.cancelled, response.incomplete, batch.completed, batch.failed, batch.cancelled'
+      using errcode = 'CIINV', column = 'events';
+  end if;
+  -- Serializes one user's adds, so two at once cannot both pass the cap.
+  perform 1 from chat_public.users u where u.id = v_user for update;
+  if (select count(*) from chat_private.webhook_endpoints e where e.owner_id = v_user) >= 16 then
+    raise exception 'a user has at most 16 webhook endpoints; remove one first' using errcode = 'CIINV', column = 'url';
+  end if;
+  v_id := chat_private.webhook_add(v_user, add_webhook_endpoint.url, v_events, v_secret);
+  return (v_id, v_secret)::chat_public.webhook_endpoint_secret;
+end;
+$$;
 
 -- FUNCTION chat_public archive_chat(uuid, boolean)
 CREATE FUNCTION chat_public.archive_chat(chat_id uuid, archived boolean DEFAULT true) RETURNS chat_public.chats
@@ -4651,26 +4577,83 @@ declare
   v_user uuid := chat_private.require_user();
   v_request chat_public.structured_output_requests;
   v_chat chat_public.chats;
+  v_round integer := 0;
   v_queued bigint;
 begin
+  select x.round into v_round from chat_private.openai_response_rounds x where x.id = p_id and x.owner_id = v_user;
   select r.* into v_request from chat_public.structured_output_requests r
-  join chat_public.chats c on c.id = r.chat_id where r.id = p_id and c.owner_id = v_user;
+  join chat_public.chats c on c.id = r.chat_id
+  where r.id = coalesce((select x.request_id from chat_private.openai_response_rounds x where x.id = p_id), p_id)
+    and c.owner_id = v_user;
   if not found then
     return false;
   end if;
-  if v_request.status <> 'pending' then
+  if v_request.status <> 'pending' or exists (select 1 from chat_private.openai_response_rounds x
+                                              where x.request_id = v_request.id and x.round > coalesce(v_round, 0)) then
     return true;
   end if;
-  select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = p_id;
+  select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = v_request.id;
   if v_queued is not null then
     perform chat_public.delete_queued_message(v_queued);
     return true;
   end if;
-  select * into v_chat from chat_public.chats where id = v_request.chat_id;
-  if v_chat.status in ('running', 'requires_action') then
+  v_chat := chat_private._begin_transition(v_request.chat_id, 'operator_cancel_request', v_user);
+  if v_chat.status = 'running' then
     perform chat_public.interrupt_chat(v_chat.id);
+  elsif v_chat.status = 'requires_action' and chat_private._active_request(v_chat.id) = v_request.id then
+    perform chat_private._write_receipt(v_request.id, 'canceled', 'interrupted', 'The client canceled the Response.');
+    perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the client canceled the Response',
+      chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
+    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
+    perform chat_private.notify_chat(v_chat.id, 'status');
   end if;
   return true;
+end;
+$$;
+
+-- FUNCTION chat_public openai_continue_response(uuid, jsonb, jsonb, boolean, jsonb, text, text)
+CREATE FUNCTION chat_public.openai_continue_response(p_previous uuid, p_results jsonb, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_id uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
+  v_request uuid;
+  v_round integer;
+  v_chat chat_public.chats;
+begin
+  if v_id is not null then
+    return v_id;
+  end if;
+  select x.request_id, x.round into v_request, v_round from chat_private.openai_response_rounds x
+  where x.id = p_previous and x.owner_id = v_user;
+  v_request := coalesce(v_request, p_previous);
+  v_round := coalesce(v_round, 0);
+  -- Locked as submit_tool_results locks it, so the checks below hold when it runs.
+  select c.* into v_chat from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
+  where r.id = v_request and c.owner_id = v_user for update of c;
+  if not found then
+    raise exception 'the previous Response was not found' using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  if exists (select 1 from chat_private.openai_response_rounds x where x.request_id = v_request and x.round > v_round) then
+    raise exception 'the previous Response was already continued; continue the newest Response of the turn'
+      using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  if v_chat.status <> 'requires_action' or chat_private._active_request(v_chat.id) is distinct from v_request then
+    raise exception 'the previous Response does not wait for function_call_output items'
+      using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  if jsonb_array_length(coalesce(p_tools, '[]')) > 0 and p_tools <> v_chat.dynamic_tools then
+    raise exception 'tools must be the ones the turn started with (or be left out)' using errcode = 'CIINV', column = 'tools';
+  end if;
+  perform chat_public.submit_tool_results(v_chat.id, p_results);
+  insert into chat_private.openai_response_rounds (request_id, owner_id, round, previous_id, answered_calls, background,
+    echo, body_sha256, idempotency_key)
+  values (v_request, v_user, v_round + 1, p_previous, v_chat.pending_tool_calls, p_background, p_echo, p_body_sha256,
+          p_idempotency_key)
+  returning id into v_id;
+  return v_id;
 end;
 $$;
 
@@ -4681,19 +4664,11 @@ CREATE FUNCTION chat_public.openai_create_response(p_content jsonb, p_response_f
     AS $$
 declare
   v_user uuid := chat_private.require_user();
-  v_previous chat_private.openai_responses;
+  v_previous uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
   v_result chat_public.chat_input_result;
 begin
-  if p_idempotency_key is not null then
-    select * into v_previous from chat_private.openai_responses
-    where owner_id = v_user and idempotency_key = p_idempotency_key;
-    if found then
-      if v_previous.body_sha256 <> p_body_sha256 then
-        raise exception 'this Idempotency-Key was already used with another request body'
-          using errcode = 'IDKEY', column = 'idempotency_key';
-      end if;
-      return v_previous.request_id;
-    end if;
+  if v_previous is not null then
+    return v_previous;
   end if;
   v_result := chat_private.create_chat_as(v_user, p_content, chat_private.parse_response_format(p_response_format),
     p_model, null, p_workspace, p_tools, false, case when p_idempotency_key is not null then 'openai:' || p_idempotency_key end);
@@ -4708,21 +4683,94 @@ begin
 end;
 $$;
 
--- FUNCTION chat_public openai_response(uuid)
-CREATE FUNCTION chat_public.openai_response(p_id uuid) RETURNS TABLE(request_id uuid, chat_id uuid, created_at timestamp with time zone, finished_at timestamp with time zone, status text, error_code text, error_message text, value_json text, input_tokens bigint, output_tokens bigint, model_config_id text, chat_status text, queued boolean, background boolean, echo jsonb)
-    LANGUAGE sql STABLE SECURITY DEFINER
+-- FUNCTION chat_public openai_follow_up_response(uuid, jsonb, text, text, text, jsonb, boolean, jsonb, text, text)
+CREATE FUNCTION chat_public.openai_follow_up_response(p_previous uuid, p_content jsonb, p_response_format text, p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text, p_idempotency_key text) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  select r.id, r.chat_id, r.created_at, r.finished_at, r.status::text, r.error_code, r.error_message,
-         (m.structured_output -> 'value')::text,
-         r.input_tokens, r.output_tokens, coalesce(r.model_config_id, c.model_config_id), c.status::text,
+declare
+  v_user uuid := chat_private.require_user();
+  v_id uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
+  v_request uuid;
+  v_round integer;
+  v_previous chat_public.structured_output_requests;
+  v_chat chat_public.chats;
+  v_result chat_public.chat_input_result;
+begin
+  if v_id is not null then
+    return v_id;
+  end if;
+  select x.request_id, x.round into v_request, v_round from chat_private.openai_response_rounds x
+  where x.id = p_previous and x.owner_id = v_user;
+  v_request := coalesce(v_request, p_previous);
+  v_round := coalesce(v_round, 0);
+  select r.* into v_previous from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
+  where r.id = v_request and c.owner_id = v_user;
+  if not found then
+    raise exception 'the previous Response was not found' using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  -- Locked as send_chat_message locks it, so no other input slips in between the check and the message.
+  select c.* into v_chat from chat_public.chats c where c.id = v_previous.chat_id for update;
+  if v_previous.status = 'pending'
+     or exists (select 1 from chat_private.openai_response_rounds x where x.request_id = v_request and x.round > v_round)
+     or exists (select 1 from chat_public.structured_output_requests r
+                where r.chat_id = v_chat.id and r.id <> v_request and r.created_at >= v_previous.created_at) then
+    raise exception 'previous_response_id must name the newest Response of its chat, finished (one that waits for client tools takes function_call_output items)'
+      using errcode = 'CIINV', column = 'previous_response_id';
+  end if;
+  if p_model is not null and p_model is distinct from coalesce(v_chat.model_config_id, v_previous.model_config_id) then
+    raise exception 'a follow-up runs with its chat''s model config' using errcode = 'CIINV', column = 'model_config_id';
+  end if;
+  if p_workspace is not null and p_workspace is distinct from v_chat.workspace then
+    raise exception 'a follow-up runs in its chat''s workspace' using errcode = 'CIINV', column = 'workspace';
+  end if;
+  if jsonb_array_length(coalesce(p_tools, '[]')) > 0 and p_tools <> v_chat.dynamic_tools then
+    raise exception 'tools must be the ones the chat started with (or be left out)' using errcode = 'CIINV', column = 'tools';
+  end if;
+  v_result := chat_public.send_chat_message(v_chat.id, p_content, p_response_format, 'queue', null);
+  insert into chat_private.openai_responses (request_id, chat_id, owner_id, background, echo, body_sha256, idempotency_key)
+  values (v_result.structured_output_request_id, v_chat.id, v_user, p_background, p_echo, p_body_sha256, p_idempotency_key);
+  return v_result.structured_output_request_id;
+end;
+$$;
+
+-- FUNCTION chat_public openai_response(uuid)
+CREATE FUNCTION chat_public.openai_response(p_id uuid) RETURNS TABLE(response_id uuid, previous_response_id uuid, request_id uuid, chat_id uuid, created_at timestamp with time zone, finished_at timestamp with time zone, status text, error_code text, error_message text, value_json text, input_tokens bigint, output_tokens bigint, model_config_id text, chat_status text, queued boolean, background boolean, echo jsonb, function_calls jsonb, calls_at timestamp with time zone)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_round chat_private.openai_response_rounds;
+  v_request uuid := p_id;
+  v_number integer := 0;
+begin
+  select x.* into v_round from chat_private.openai_response_rounds x where x.id = p_id and x.owner_id = v_user;
+  if v_round.id is not null then
+    v_request := v_round.request_id;
+    v_number := v_round.round;
+  end if;
+  return query
+  select p_id, v_round.previous_id, r.id, r.chat_id, coalesce(v_round.created_at, r.created_at), r.finished_at,
+         r.status::text, r.error_code, r.error_message, (m.structured_output -> 'value')::text, r.input_tokens,
+         r.output_tokens, coalesce(r.model_config_id, c.model_config_id), c.status::text,
          exists (select 1 from chat_public.chat_queued_messages q where q.structured_output_request_id = r.id),
-         coalesce(o.background, false), o.echo
+         coalesce(v_round.background, o.background, false), coalesce(o.echo, '{}') || coalesce(v_round.echo, '{}'),
+         coalesce(n.answered_calls, w.calls), coalesce(n.created_at, w.since)
   from chat_public.structured_output_requests r
   join chat_public.chats c on c.id = r.chat_id
   left join chat_public.chat_messages m on m.id = r.receipt_message_id
   left join chat_private.openai_responses o on o.request_id = r.id
-  where r.id = p_id and c.owner_id = chat_private.require_user();
+  left join chat_private.openai_response_rounds n on n.request_id = r.id and n.round = v_number + 1
+  left join lateral (select c.pending_tool_calls as calls, c.updated_at as since
+                     where r.status = 'pending' and c.status = 'requires_action'
+                       and chat_private._active_request(c.id) = r.id) w on true
+  where r.id = v_request and c.owner_id = v_user;
+  if not found and v_number = 0
+     and exists (select 1 from chat_private.deleted_requests d where d.id = p_id and d.owner_id = v_user) then
+    raise exception 'the Response was deleted with its chat' using errcode = 'SODEL';
+  end if;
+end;
 $$;
 
 -- FUNCTION chat_public promote_queued_message(bigint)
@@ -4764,6 +4812,34 @@ begin
   perform chat_private.notify_chat(v_chat.id, 'queue');
   return (v_chat.id, v_message, case when v_message is null then v_queued.id end,
           v_queued.structured_output_request_id, '{}')::chat_public.chat_input_result;
+end;
+$$;
+
+-- FUNCTION chat_public remove_webhook_endpoint(uuid)
+CREATE FUNCTION chat_public.remove_webhook_endpoint(endpoint_id uuid) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  perform chat_private.webhook_remove(chat_private.webhook_own_endpoint(remove_webhook_endpoint.endpoint_id));
+  return remove_webhook_endpoint.endpoint_id;
+end;
+$$;
+
+-- FUNCTION chat_public rotate_webhook_endpoint_secret(uuid, integer)
+CREATE FUNCTION chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer DEFAULT 24) RETURNS chat_public.webhook_endpoint_secret
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_secret text := 'whsec_' || encode(gen_random_bytes(32), 'base64');
+begin
+  if overlap_hours is null or overlap_hours < 0 or overlap_hours > 168 then
+    raise exception 'overlap_hours must be between 0 and 168' using errcode = 'CIINV', column = 'overlap_hours';
+  end if;
+  perform chat_private.webhook_rotate(chat_private.webhook_own_endpoint(rotate_webhook_endpoint_secret.endpoint_id),
+    v_secret, make_interval(hours => overlap_hours));
+  return (rotate_webhook_endpoint_secret.endpoint_id, v_secret)::chat_public.webhook_endpoint_secret;
 end;
 $$;
 
@@ -4944,17 +5020,20 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_public webhook_endpoints()
+CREATE FUNCTION chat_public.webhook_endpoints() RETURNS SETOF chat_public.webhook_endpoint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select l.id, l.url, l.events, l.enabled, l.disabled_reason, l.rotating, l.created_at, l.pending, l.delivered, l.failed
+  from chat_private.webhook_list(chat_private.require_user()) l;
+$$;
+
 -- INDEX chat_private deleted_requests_deleted_at
 CREATE INDEX deleted_requests_deleted_at ON chat_private.deleted_requests USING btree (deleted_at);
 
 -- INDEX chat_private deleted_requests_owner
 CREATE INDEX deleted_requests_owner ON chat_private.deleted_requests USING btree (owner_id);
-
--- INDEX chat_private idempotency_keys_created_at
-CREATE INDEX idempotency_keys_created_at ON chat_private.idempotency_keys USING btree (created_at);
-
--- INDEX chat_private idempotency_keys_result_chat
-CREATE INDEX idempotency_keys_result_chat ON chat_private.idempotency_keys USING btree (((result ->> 'chat_id'::text)));
 
 -- INDEX chat_private model_configs_one_default
 CREATE UNIQUE INDEX model_configs_one_default ON chat_private.model_configs USING btree (is_default) WHERE is_default;
@@ -4965,23 +5044,14 @@ CREATE INDEX openai_responses_chat ON chat_private.openai_responses USING btree 
 -- INDEX chat_private turn_progress_chat
 CREATE INDEX turn_progress_chat ON chat_private.turn_progress USING btree (chat_id);
 
--- INDEX chat_private turn_progress_input_message
-CREATE INDEX turn_progress_input_message ON chat_private.turn_progress USING btree (input_message_id);
-
 -- INDEX chat_private turn_progress_one_open_turn
 CREATE UNIQUE INDEX turn_progress_one_open_turn ON chat_private.turn_progress USING btree (chat_id) WHERE (finished_at IS NULL);
 
 -- INDEX chat_private turn_progress_request
 CREATE INDEX turn_progress_request ON chat_private.turn_progress USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
 
--- INDEX chat_private webhook_deliveries_created_at
-CREATE INDEX webhook_deliveries_created_at ON chat_private.webhook_deliveries USING btree (created_at);
-
 -- INDEX chat_private webhook_deliveries_endpoint
 CREATE INDEX webhook_deliveries_endpoint ON chat_private.webhook_deliveries USING btree (endpoint_id, id);
-
--- INDEX chat_private webhook_deliveries_subject
-CREATE INDEX webhook_deliveries_subject ON chat_private.webhook_deliveries USING btree (subject_id);
 
 -- INDEX chat_private webhook_endpoints_owner
 CREATE INDEX webhook_endpoints_owner ON chat_private.webhook_endpoints USING btree (owner_id);
@@ -5010,17 +5080,11 @@ CREATE INDEX batches_owner ON chat_public.batches USING btree (owner_id, created
 -- INDEX chat_public chat_messages_chat
 CREATE INDEX chat_messages_chat ON chat_public.chat_messages USING btree (chat_id, id);
 
--- INDEX chat_public chat_messages_created_by
-CREATE INDEX chat_messages_created_by ON chat_public.chat_messages USING btree (created_by) WHERE (created_by IS NOT NULL);
-
 -- INDEX chat_public chat_messages_one_receipt_per_request
 CREATE UNIQUE INDEX chat_messages_one_receipt_per_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (kind = 'receipt'::chat_public.message_kind);
 
 -- INDEX chat_public chat_messages_request
 CREATE INDEX chat_messages_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
-
--- INDEX chat_public chat_queued_messages_created_by
-CREATE INDEX chat_queued_messages_created_by ON chat_public.chat_queued_messages USING btree (created_by) WHERE (created_by IS NOT NULL);
 
 -- INDEX chat_public chat_queued_messages_order
 CREATE INDEX chat_queued_messages_order ON chat_public.chat_queued_messages USING btree (chat_id, "position");
@@ -5090,6 +5154,9 @@ CREATE POLICY select_all_worker ON chat_private.model_configs FOR SELECT TO chat
 
 -- POLICY chat_private model_configs write_worker
 CREATE POLICY write_worker ON chat_private.model_configs TO chat_worker USING (true) WITH CHECK (true);
+
+-- POLICY chat_private openai_response_rounds select_all_operator
+CREATE POLICY select_all_operator ON chat_private.openai_response_rounds FOR SELECT TO chat_operator USING (true);
 
 -- POLICY chat_private openai_responses select_all_operator
 CREATE POLICY select_all_operator ON chat_private.openai_responses FOR SELECT TO chat_operator USING (true);
@@ -5236,6 +5303,9 @@ ALTER TABLE chat_private.model_config_secrets ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private model_configs
 ALTER TABLE chat_private.model_configs ENABLE ROW LEVEL SECURITY;
+
+-- ROW SECURITY chat_private openai_response_rounds
+ALTER TABLE chat_private.openai_response_rounds ENABLE ROW LEVEL SECURITY;
 
 -- ROW SECURITY chat_private openai_responses
 ALTER TABLE chat_private.openai_responses ENABLE ROW LEVEL SECURITY;
@@ -5446,6 +5516,26 @@ CREATE TABLE chat_private.model_configs (
     CONSTRAINT model_configs_model_check CHECK (((length(model) >= 1) AND (length(model) <= 200))),
     CONSTRAINT model_configs_options_check CHECK ((jsonb_typeof(options) = 'object'::text)),
     CONSTRAINT model_configs_provider_check CHECK ((provider = ANY (ARRAY['openai-responses'::text, 'openai-chat'::text, 'openai-compatible'::text, 'anthropic'::text, 'scripted'::text])))
+);
+
+-- TABLE chat_private openai_response_rounds
+CREATE TABLE chat_private.openai_response_rounds (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    request_id uuid NOT NULL,
+    owner_id uuid NOT NULL,
+    round integer NOT NULL,
+    previous_id uuid NOT NULL,
+    answered_calls jsonb NOT NULL,
+    background boolean NOT NULL,
+    echo jsonb NOT NULL,
+    body_sha256 text NOT NULL,
+    idempotency_key text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT openai_response_rounds_answered_calls_check CHECK ((jsonb_typeof(answered_calls) = 'array'::text)),
+    CONSTRAINT openai_response_rounds_body_sha256_check CHECK ((body_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT openai_response_rounds_echo_check CHECK ((jsonb_typeof(echo) = 'object'::text)),
+    CONSTRAINT openai_response_rounds_idempotency_key_check CHECK ((octet_length(idempotency_key) <= 200)),
+    CONSTRAINT openai_response_rounds_round_check CHECK ((round > 0))
 );
 
 -- TABLE chat_private openai_responses
@@ -5812,6 +5902,9 @@ CREATE TRIGGER _100_touch BEFORE UPDATE ON chat_public.chats FOR EACH ROW EXECUT
 -- TRIGGER chat_public chats _900_enqueue_run
 CREATE TRIGGER _900_enqueue_run AFTER UPDATE OF status ON chat_public.chats FOR EACH ROW WHEN (((new.status = ANY (ARRAY['running'::chat_public.chat_status, 'interrupting'::chat_public.chat_status])) AND (old.status IS DISTINCT FROM new.status))) EXECUTE FUNCTION chat_private.tg_chats__enqueue_run();
 
+-- TRIGGER chat_public chats _950_webhook_function_calls
+CREATE TRIGGER _950_webhook_function_calls AFTER UPDATE OF status ON chat_public.chats FOR EACH ROW WHEN (((new.status = 'requires_action'::chat_public.chat_status) AND (old.status IS DISTINCT FROM new.status))) EXECUTE FUNCTION chat_private.tg_chats__webhook_function_calls();
+
 -- TRIGGER chat_public structured_output_requests _900_finish_batch_item
 CREATE TRIGGER _900_finish_batch_item AFTER UPDATE OF status ON chat_public.structured_output_requests FOR EACH ROW WHEN (((old.status = 'pending'::chat_public.structured_output_status) AND (new.status <> 'pending'::chat_public.structured_output_status))) EXECUTE FUNCTION chat_private.tg_structured_output_requests__finish_batch_item();
 
@@ -5935,6 +6028,26 @@ CREATE TYPE chat_public.structured_output_status AS ENUM (
     'succeeded',
     'failed',
     'canceled'
+);
+
+-- TYPE chat_public webhook_endpoint
+CREATE TYPE chat_public.webhook_endpoint AS (
+	id uuid,
+	url text,
+	events text[],
+	enabled boolean,
+	disabled_reason text,
+	rotating boolean,
+	created_at timestamp with time zone,
+	pending bigint,
+	delivered bigint,
+	failed bigint
+);
+
+-- TYPE chat_public webhook_endpoint_secret
+CREATE TYPE chat_public.webhook_endpoint_secret AS (
+	endpoint_id uuid,
+	secret text
 );
 
 -- VIEW chat_private batch_progress

@@ -1,101 +1,6 @@
--- The OpenAI-compatible surface and completion webhooks (tables: migrations/0100). A Response is a structured
--- output request: these functions create one with chatd's own transition (create_chat_as, as the calling user),
--- read it with its receipt, and cancel it with the client transitions. Webhook deliveries are written by the
--- request's terminal update, in the receipt's transaction, and sent by the worker's `webhook_deliver` task, which
--- records each attempt here; this file owns the retry schedule.
-
--- Creates the Response: the chat and its request through create_chat_as, then the /v1 record, in one transaction.
--- The idempotency key (`Idempotency-Key`) is looked up first: the same key with the same body returns the first
--- Response; with another body it is refused (IDKEY), so a retried POST never creates a second request.
-create or replace function chat_public.openai_create_response(p_content jsonb, p_response_format text,
-  p_model text, p_workspace text, p_tools jsonb, p_background boolean, p_echo jsonb, p_body_sha256 text,
-  p_idempotency_key text) returns uuid as $$
-declare
-  v_user uuid := chat_private.require_user();
-  v_previous chat_private.openai_responses;
-  v_result chat_public.chat_input_result;
-begin
-  if p_idempotency_key is not null then
-    select * into v_previous from chat_private.openai_responses
-    where owner_id = v_user and idempotency_key = p_idempotency_key;
-    if found then
-      if v_previous.body_sha256 <> p_body_sha256 then
-        raise exception 'this Idempotency-Key was already used with another request body'
-          using errcode = 'IDKEY', column = 'idempotency_key';
-      end if;
-      return v_previous.request_id;
-    end if;
-  end if;
-  v_result := chat_private.create_chat_as(v_user, p_content, chat_private.parse_response_format(p_response_format),
-    p_model, null, p_workspace, p_tools, false, case when p_idempotency_key is not null then 'openai:' || p_idempotency_key end);
-  if v_result.structured_output_request_id is null then
-    raise exception 'a Response needs a structured request' using errcode = 'CIINV', column = 'response_format';
-  end if;
-  insert into chat_private.openai_responses (request_id, chat_id, owner_id, background, echo, body_sha256, idempotency_key)
-  values (v_result.structured_output_request_id, v_result.chat_id, v_user, p_background, p_echo, p_body_sha256,
-          p_idempotency_key)
-  on conflict (request_id) do nothing;
-  return v_result.structured_output_request_id;
-end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-comment on function chat_public.openai_create_response(jsonb, text, text, text, jsonb, boolean, jsonb, text, text) is
-  E'@behavior -*\nCreates an OpenAI Response (a chat whose first message carries a structured request) for /v1/responses.';
-select chat_private.grant_execute('chat_public.openai_create_response(jsonb, text, text, text, jsonb, boolean, jsonb, text, text)', '{chat_user}');
-
--- One Response as the caller sees it: the request, its receipt's exact value text, where its chat stands, and the
--- /v1 record (null for a request created through GraphQL or SQL, which /v1 reads too). No row: not the caller's.
-create or replace function chat_public.openai_response(p_id uuid) returns table (
-  request_id uuid, chat_id uuid, created_at timestamptz, finished_at timestamptz, status text, error_code text,
-  error_message text, value_json text, input_tokens bigint, output_tokens bigint, model_config_id text,
-  chat_status text, queued boolean, background boolean, echo jsonb) as $$
-  select r.id, r.chat_id, r.created_at, r.finished_at, r.status::text, r.error_code, r.error_message,
-         (m.structured_output -> 'value')::text,
-         r.input_tokens, r.output_tokens, coalesce(r.model_config_id, c.model_config_id), c.status::text,
-         exists (select 1 from chat_public.chat_queued_messages q where q.structured_output_request_id = r.id),
-         coalesce(o.background, false), o.echo
-  from chat_public.structured_output_requests r
-  join chat_public.chats c on c.id = r.chat_id
-  left join chat_public.chat_messages m on m.id = r.receipt_message_id
-  left join chat_private.openai_responses o on o.request_id = r.id
-  where r.id = p_id and c.owner_id = chat_private.require_user();
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
-comment on function chat_public.openai_response(uuid) is
-  E'@behavior -*\nReads one Response for /v1/responses/{id} (the caller''s requests only).';
-select chat_private.grant_execute('chat_public.openai_response(uuid)', '{chat_user}');
-
--- Cancels the request whatever its state: a queued one is deleted from the queue, the running turn that carries it
--- is interrupted; a finished one is left as it is (cancel is idempotent). Returns false when the id is not the
--- caller's.
-create or replace function chat_public.openai_cancel_response(p_id uuid) returns boolean as $$
-declare
-  v_user uuid := chat_private.require_user();
-  v_request chat_public.structured_output_requests;
-  v_chat chat_public.chats;
-  v_queued bigint;
-begin
-  select r.* into v_request from chat_public.structured_output_requests r
-  join chat_public.chats c on c.id = r.chat_id where r.id = p_id and c.owner_id = v_user;
-  if not found then
-    return false;
-  end if;
-  if v_request.status <> 'pending' then
-    return true;
-  end if;
-  select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = p_id;
-  if v_queued is not null then
-    perform chat_public.delete_queued_message(v_queued);
-    return true;
-  end if;
-  select * into v_chat from chat_public.chats where id = v_request.chat_id;
-  if v_chat.status in ('running', 'requires_action') then
-    perform chat_public.interrupt_chat(v_chat.id);
-  end if;
-  return true;
-end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
-comment on function chat_public.openai_cancel_response(uuid) is
-  E'@behavior -*\nCancels a Response for /v1/responses/{id}/cancel (idempotent; a finished one stays as it is).';
-select chat_private.grant_execute('chat_public.openai_cancel_response(uuid)', '{chat_user}');
+-- Completion webhooks (tables: migrations/0100). Deliveries are written by the request's terminal update, in the
+-- receipt's transaction, and sent by the worker's `webhook_deliver` task, which records each attempt here; this file
+-- owns the retry schedule. The /v1 Responses themselves are sql/155_openai_responses.sql.
 
 -- The OpenAI event a receipt announces: a refusal is a completed Response with a refusal part, as OpenAI does.
 -- Without a SET clause, so PostgreSQL inlines it into the receipt trigger's statement instead of planning a SQL
@@ -133,15 +38,39 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_enqueue(uuid, text, text, timestamptz)', '{}');
 
+-- The id of a request's newest Response (data.id of its events): after client tool rounds, the newest round's.
+create or replace function chat_private.webhook_response_subject(p_request_id uuid) returns text as $$
+  select 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
+                                      where x.request_id = p_request_id order by x.round desc limit 1),
+                                     p_request_id)::text, '-', '');
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_response_subject(uuid)', '{}');
+
 create or replace function chat_private.tg_structured_output_requests__webhook() returns trigger as $$
 begin
   perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
-    'resp_' || replace(new.id::text, '-', ''), coalesce(new.finished_at, now()))
+    chat_private.webhook_response_subject(new.id), coalesce(new.finished_at, now()))
   from chat_public.chats c where c.id = new.chat_id;
   return null;
 end;
 $$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.tg_structured_output_requests__webhook()', '{}');
+
+-- A turn that stops for client tools completes its request's newest Response with function calls: announced as
+-- response.completed, in the transaction that pauses the turn (migrations/0162). A turn without a pending request
+-- (a plain chat) has no Response to announce.
+create or replace function chat_private.tg_chats__webhook_function_calls() returns trigger as $$
+declare
+  v_request uuid := chat_private._active_request(new.id);
+begin
+  if v_request is not null then
+    perform chat_private.webhook_enqueue(new.owner_id, 'response.completed', chat_private.webhook_response_subject(v_request),
+      now());
+  end if;
+  return null;
+end;
+$$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_chats__webhook_function_calls()', '{}');
 
 create or replace function chat_private.tg_batches__webhook() returns trigger as $$
 begin
@@ -174,7 +103,7 @@ $$ language sql stable security definer set search_path to pg_catalog, public, p
 select chat_private.grant_execute('chat_private.webhook_delivery_for_send(bigint)', '{chat_worker}');
 
 -- Records one attempt and decides what follows: 2xx delivered; 410 disables the endpoint (the delivery fails);
--- anything else is retried on the schedule, later when the receiver's Retry-After asks for more (capped at a day),
+-- anything else is retried on the schedule (with jitter), later when the receiver's Retry-After asks for more (capped at a day),
 -- and fails after the tenth attempt. The next attempt is a job with an explicit run_at, not the queue's backoff.
 create or replace function chat_private.webhook_record_attempt(p_delivery_id bigint, p_status_code integer,
   p_error text, p_retry_after_seconds integer) returns text as $$
@@ -207,7 +136,9 @@ begin
     where id = p_delivery_id;
     return v_outcome;
   end if;
-  v_delay := greatest(v_delay, make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
+  -- Jitter, as Standard Webhooks recommends: up to a fifth later than the schedule, so the retries of deliveries that
+  -- failed together (a receiver's outage) do not all arrive together. A Retry-After is honoured as asked.
+  v_delay := greatest(v_delay * (1 + 0.2 * random()), make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
   update chat_private.webhook_deliveries set attempts = attempts + 1, next_attempt_at = now() + v_delay
   where id = p_delivery_id;
   perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
@@ -295,3 +226,96 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_sweep(interval)', '{chat_worker}');
+
+-- The GraphQL side: each user manages their own endpoints (the functions filter by the token's user; the tables
+-- have no client policy). At most 16 endpoints per user. The secret is generated here and answered once, by add and
+-- rotate; nothing reads it back.
+comment on type chat_public.webhook_endpoint is
+  E'A completion webhook endpoint (Standard Webhooks signatures), without its secrets. `rotating`: the previous secret still signs beside the new one. `pending`, `delivered`, `failed` count its deliveries.';
+comment on type chat_public.webhook_endpoint_secret is
+  E'The signing secret (`whsec_...`) of a new or rotated endpoint. It is shown this once: store it now.';
+
+create or replace function chat_private.webhook_check_url(p_url text) returns void as $$
+begin
+  if p_url is null or octet_length(p_url) > 2048 or p_url !~ '^https?://[^/?#@[:space:]]+([/?#][^[:space:]]*)?$' then
+    raise exception 'url must be an absolute http(s) URL of at most 2048 bytes, without credentials'
+      using errcode = 'CIINV', column = 'url';
+  end if;
+end;
+$$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_check_url(text)', '{}');
+
+create or replace function chat_public.add_webhook_endpoint(url text, events text[] default null)
+returns chat_public.webhook_endpoint_secret as $$
+declare
+  v_user uuid := chat_private.require_user();
+  v_secret text := 'whsec_' || encode(gen_random_bytes(32), 'base64');
+  v_events text[] := coalesce(add_webhook_endpoint.events, array['response.completed', 'response.failed',
+    'response.cancelled', 'response.incomplete']);
+  v_id uuid;
+begin
+  perform chat_private.webhook_check_url(add_webhook_endpoint.url);
+  if cardinality(v_events) = 0 or not v_events <@ array['response.completed', 'response.failed', 'response.cancelled',
+       'response.incomplete', 'batch.completed', 'batch.failed', 'batch.cancelled'] then
+    raise exception 'events must be some of response.completed, response.failed, response.cancelled, response.incomplete, batch.completed, batch.failed, batch.cancelled'
+      using errcode = 'CIINV', column = 'events';
+  end if;
+  -- Serializes one user's adds, so two at once cannot both pass the cap.
+  perform 1 from chat_public.users u where u.id = v_user for update;
+  if (select count(*) from chat_private.webhook_endpoints e where e.owner_id = v_user) >= 16 then
+    raise exception 'a user has at most 16 webhook endpoints; remove one first' using errcode = 'CIINV', column = 'url';
+  end if;
+  v_id := chat_private.webhook_add(v_user, add_webhook_endpoint.url, v_events, v_secret);
+  return (v_id, v_secret)::chat_public.webhook_endpoint_secret;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.add_webhook_endpoint(text, text[]) is
+  E'Adds a completion webhook endpoint for the caller. `events` default to the four response.* events. The answer carries the signing secret, shown only here.';
+select chat_private.grant_execute('chat_public.add_webhook_endpoint(text, text[])', '{chat_user}');
+
+create or replace function chat_public.webhook_endpoints() returns setof chat_public.webhook_endpoint as $$
+  select l.id, l.url, l.events, l.enabled, l.disabled_reason, l.rotating, l.created_at, l.pending, l.delivered, l.failed
+  from chat_private.webhook_list(chat_private.require_user()) l;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.webhook_endpoints() is E'The caller''s webhook endpoints, oldest first, without their secrets.';
+select chat_private.grant_execute('chat_public.webhook_endpoints()', '{chat_user}');
+
+-- The caller's endpoint, locked; WHNTF for anyone else's, as for one that does not exist.
+create or replace function chat_private.webhook_own_endpoint(p_id uuid) returns uuid as $$
+begin
+  perform 1 from chat_private.webhook_endpoints e where e.id = p_id and e.owner_id = chat_private.require_user() for update;
+  if not found then
+    raise exception 'webhook endpoint not found' using errcode = 'WHNTF';
+  end if;
+  return p_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.webhook_own_endpoint(uuid)', '{}');
+
+create or replace function chat_public.remove_webhook_endpoint(endpoint_id uuid) returns uuid as $$
+begin
+  perform chat_private.webhook_remove(chat_private.webhook_own_endpoint(remove_webhook_endpoint.endpoint_id));
+  return remove_webhook_endpoint.endpoint_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.remove_webhook_endpoint(uuid) is
+  E'Removes one of the caller''s webhook endpoints with its delivery log. Returns its id.';
+select chat_private.grant_execute('chat_public.remove_webhook_endpoint(uuid)', '{chat_user}');
+
+-- A new secret; the old one keeps signing for overlap_hours (0 to 168), so receivers can switch without a gap.
+create or replace function chat_public.rotate_webhook_endpoint_secret(endpoint_id uuid, overlap_hours integer default 24)
+returns chat_public.webhook_endpoint_secret as $$
+declare
+  v_secret text := 'whsec_' || encode(gen_random_bytes(32), 'base64');
+begin
+  if overlap_hours is null or overlap_hours < 0 or overlap_hours > 168 then
+    raise exception 'overlap_hours must be between 0 and 168' using errcode = 'CIINV', column = 'overlap_hours';
+  end if;
+  perform chat_private.webhook_rotate(chat_private.webhook_own_endpoint(rotate_webhook_endpoint_secret.endpoint_id),
+    v_secret, make_interval(hours => overlap_hours));
+  return (rotate_webhook_endpoint_secret.endpoint_id, v_secret)::chat_public.webhook_endpoint_secret;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_public.rotate_webhook_endpoint_secret(uuid, integer) is
+  E'Gives one of the caller''s endpoints a new signing secret, shown only here; the previous one signs beside it for `overlapHours` (0 to 168, default 24).';
+select chat_private.grant_execute('chat_public.rotate_webhook_endpoint_secret(uuid, integer)', '{chat_user}');

@@ -41,4 +41,5 @@ export const ERROR_CODES: Readonly<Record<string, RegisteredCode>> = {
   AGLIM: { code: "AGENT_LIMIT", field: null },
   SODEL: { code: "REQUEST_DELETED", field: null },
   USNTF: { code: "NOT_FOUND", field: "user_id" },
+  WHNTF: { code: "NOT_FOUND", field: "endpoint_id" },
 };

@@ -106,7 +106,7 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const upgrade = await serv.getUpgradeHandler();
   const uiChat = createUiChatHandler(pgl, streams, transcriptPageBytes);
   const consoleOptions = { developmentToken: token ?? null, development };
-  const openai = createOpenAIHandler({ pool: apiPool, listener, jwtSecret });
+  const openai = createOpenAIHandler({ pool: apiPool, listener, jwtSecret, streams });
 
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const ruru = development && isRuruRequest(req);

@@ -135,9 +135,9 @@ test("no public input produces a message with structuredOutput; no mutation writ
   const names = introspection.data!.__schema.mutationType.fields.map((field) => field.name).sort();
   // Every mutation is a chat_public function (a transition, or deleteChat's whole-chat delete); none is a generated
   // write on a table and none writes a receipt directly.
-  assert.equal(names, ["archiveChat", "cancelBatch", "compactChat", "createBatch", "createChat", "deleteChat", "deleteQueuedMessage",
-    "editChatMessage", "interruptChat", "promoteQueuedMessage", "sendChatMessage", "setChatMcpServers", "setChatPlanMode",
-    "submitToolResults"]);
+  assert.equal(names, ["addWebhookEndpoint", "archiveChat", "cancelBatch", "compactChat", "createBatch", "createChat", "deleteChat",
+    "deleteQueuedMessage", "editChatMessage", "interruptChat", "promoteQueuedMessage", "removeWebhookEndpoint",
+    "rotateWebhookEndpointSecret", "sendChatMessage", "setChatMcpServers", "setChatPlanMode", "submitToolResults"]);
 });
 
 test.run();

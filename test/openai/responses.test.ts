@@ -191,6 +191,49 @@ test("errors: 404 for an unknown or another user's id, 401 for a bad token, para
   assert.is(assistant.param, "input[0].role");
 });
 
+test("previous_response_id with new input follows a finished Response up in its chat; only the newest one", async () => {
+  const first = await alice.responses.create({ model: "scripted", input: finalize(`{"n": 1, "label": "first"}`), text: { format: FORMAT } });
+  const next = await alice.responses.create({ model: "scripted", previous_response_id: first.id,
+    input: finalize(`{"n": 2, "label": "second"}`), text: { format: FORMAT } });
+  assert.is(next.status, "completed");
+  assert.is(next.output_text, `{"n": 2, "label": "second"}`);
+  assert.is(next.previous_response_id, first.id);
+  const chatOf = (r: OpenAI.Responses.Response) => (r as unknown as { chat_id: string }).chat_id;
+  assert.is(chatOf(next), chatOf(first));
+  // Each follow-up may choose its own format: here a plain-text answer.
+  const plain = await alice.responses.create({ model: "scripted", previous_response_id: next.id, input: finalize(`"third"`) });
+  assert.equal([plain.output_text, chatOf(plain)], ["third", chatOf(first)]);
+  assert.is((await alice.responses.retrieve(next.id)).output_text, `{"n": 2, "label": "second"}`);
+  for (const body of [{ previous_response_id: first.id }, { previous_response_id: plain.id, model: "mock" },
+    { previous_response_id: plain.id, workspace: "elsewhere" }]) {
+    const error = await refusal(alice.responses.create({ model: "scripted", input: finalize(`"x"`), ...body }));
+    assert.is(error.status, 400);
+    assert.is(error.param, Object.keys(body).at(-1) === "previous_response_id" ? "previous_response_id" : Object.keys(body).at(-1)!);
+  }
+  const running = await alice.responses.create({ model: "scripted", background: true, input: slowFinalize(`"slow"`, 60_000) });
+  const busy = await refusal(alice.responses.create({ model: "scripted", previous_response_id: running.id, input: finalize(`"x"`) }));
+  assert.is(busy.param, "previous_response_id");
+  await alice.responses.cancel(running.id);
+  assert.is((await refusal(bob.responses.create({ model: "scripted", previous_response_id: plain.id, input: "x" }))).param,
+    "previous_response_id");
+});
+
+test("a Response whose chat was deleted reads as deleted: 404 response_deleted on retrieve and cancel", async () => {
+  const done = await alice.responses.create({ model: "scripted", input: finalize(`"gone soon"`) });
+  const chatId = (done as unknown as { chat_id: string }).chat_id;
+  const deleted = await stack.t.gql<{ deleteChat: { result: string } }>(
+    `mutation($id: UUID!) { deleteChat(input: {chatId: $id}) { result } }`, { id: chatId }, stack.users.alice!.token);
+  assert.is(deleted.data?.deleteChat.result, chatId);
+  for (const call of [alice.responses.retrieve(done.id), alice.responses.cancel(done.id)]) {
+    const error = await refusal(call);
+    assert.is(error.status, 404);
+    assert.is(error.code, "response_deleted");
+  }
+  // Another user asking for it, and an id that never was, are plain not-found.
+  assert.is((await refusal(bob.responses.retrieve(done.id))).code, null);
+  assert.is((await refusal(alice.responses.retrieve(`resp_${"0".repeat(32)}`))).code, null);
+});
+
 test("with structured output off, a create is a 400 on text.format (never retried), and nothing is stored", async () => {
   await stack.t.db.pool.query("update chat_private.experiments set enabled = false where name = 'chat-structured-output'");
   try {

@@ -1,6 +1,7 @@
-// A worker killed right after a receipt commits (fault point after_receipt_commit:exit, like a SIGKILL): the
-// delivery row committed with the receipt, so a surviving worker sends the webhook, and every request the receiver
-// sees carries the one event id. A job the dead worker had taken is recovered by the webhook sweep.
+// A worker process killed with a real SIGKILL after a receipt commits (it holds at the fault point
+// after_receipt_commit:hang; the committed receipt is the barrier): the delivery row committed with the receipt, so
+// a surviving worker sends the webhook, and every request the receiver sees carries the one event id. A job the dead
+// worker had taken is recovered by the webhook sweep.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import OpenAI from "openai";
@@ -26,15 +27,17 @@ test.after(async () => {
   await t.close();
 });
 
-test("killed after the receipt commit: the webhook still arrives, always with the same webhook-id", async () => {
+test("SIGKILLed after the receipt commit: the webhook still arrives, always with the same webhook-id", async () => {
   const user = await t.user("erin");
   const secret = newSecret();
   await t.db.pool.query("select chat_private.webhook_add($1, $2, null, $3)", [user.id, receiver.url, secret]);
   const sdk = new OpenAI({ baseURL: `${t.api.url}/v1`, apiKey: user.token, maxRetries: 0, webhookSecret: secret });
   const response = await sdk.responses.create({ model: "scripted", background: true, input: finalize(`"survives"`) });
-  const doomed = spawnWorkerProcess(t.db, root, { CHATD_FAULTS: "after_receipt_commit:exit" });
-  assert.is(await doomed.exited, 137, "the fault point fired");
-  assert.is((await sdk.responses.retrieve(response.id)).status, "completed");
+  const doomed = spawnWorkerProcess(t.db, root, { CHATD_FAULTS: "after_receipt_commit:hang" });
+  await waitFor("the receipt to commit", async () => (await sdk.responses.retrieve(response.id)).status === "completed");
+  doomed.kill("SIGKILL");
+  await doomed.exited;
+  assert.is(doomed.signalCode, "SIGKILL");
   const { rows } = await t.db.pool.query<{ event_id: string }>(
     "select event_id from chat_private.webhook_deliveries where subject_id = $1", [response.id]);
   assert.is(rows.length, 1, "one delivery, committed with the receipt");

@@ -1,7 +1,8 @@
 // Sending one attempt (src/webhooks/send.ts), without a database: production refuses private and special-purpose
 // targets (a literal address, and a name that resolves to one) before any byte leaves; a receiver that never answers
-// holds the attempt only until the timeout; Retry-After is read as seconds or as a date.
-import { createServer, type Server } from "node:http";
+// holds the attempt only until the timeout, and so does one that answers its head and then trickles the body; an
+// answer body past 64 KiB is cut off, not buffered; Retry-After is read as seconds or as a date.
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { retryAfterSeconds, sendWebhook } from "../../src/webhooks/send.ts";
@@ -56,6 +57,59 @@ test("a receiver that never answers holds the attempt only until the timeout", a
   assert.is(attempt.statusCode, null);
   assert.is(attempt.error, "no answer within 300 ms");
   assert.is(hits, before + 1);
+});
+
+/** A receiver whose one answer is written by `answer`; closed after the test. */
+async function receiver(answer: (res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => answer(res));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/`, server };
+}
+
+function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+test("a receiver that answers 200 and then trickles its body is cut at the timeout and not delivered", async () => {
+  let ticker: NodeJS.Timeout | undefined;
+  const { url, server } = await receiver((res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    ticker = setInterval(() => res.write("."), 20);
+  });
+  try {
+    const started = process.hrtime.bigint();
+    const attempt = await sendWebhook(url, "{}", HEADERS, { guard: false, userAgent: "t", timeoutMs: 300 });
+    assert.equal(attempt, { statusCode: null, retryAfterSeconds: null, error: "no answer within 300 ms" });
+    // Bounded by the timeout, not by the receiver (which would trickle forever).
+    assert.ok(process.hrtime.bigint() - started < 5_000_000_000n);
+  } finally {
+    clearInterval(ticker);
+    await close(server);
+  }
+});
+
+test("an answer body past 64 KiB is cut off: the connection is dropped instead of buffering it", async () => {
+  let written = 0;
+  const { url, server } = await receiver((res) => {
+    res.writeHead(200, { "content-type": "text/plain" });
+    const chunk = Buffer.alloc(16 * 1024, 120);
+    const pump = () => {
+      while (written < 64 * 1024 * 1024 && !res.destroyed) {
+        written += chunk.length;
+        if (!res.write(chunk)) return void res.once("drain", pump);
+      }
+      res.end();
+    };
+    pump();
+  });
+  try {
+    const attempt = await sendWebhook(url, "{}", HEADERS, { guard: false, userAgent: "t", timeoutMs: 10_000 });
+    assert.is(attempt.statusCode, 200);
+    assert.ok(written < 64 * 1024 * 1024, `the receiver wrote ${written} bytes: all of it was read`);
+  } finally {
+    await close(server);
+  }
 });
 
 test("Retry-After: seconds or an HTTP date; nonsense is ignored", () => {

@@ -130,7 +130,7 @@ test("retries: same webhook-id, explicit run times on the schedule, Retry-After 
     const [runAt] = await scheduledRunAt(afterFirst.id);
     assert.is(runAt!.getTime(), afterFirst.next_attempt_at!.getTime());
     const delay = afterFirst.next_attempt_at!.getTime() - Date.now();
-    assert.ok(delay > 3_000 && delay <= 5_000, `attempt 2 is due in ${delay} ms`);
+    assert.ok(delay > 3_000 && delay <= 6_000, `attempt 2 is due in ${delay} ms (5 s and up to a fifth of jitter)`);
     await runNow(afterFirst.id);
     const second = await receiver.next();
     assert.is(second.headers["webhook-id"], eventId);
@@ -180,11 +180,22 @@ test("the schedule ends at the tenth attempt (9 retries), and replay resends wit
       db.release();
     }
     const outcomes: string[] = [];
+    const jitter: number[] = [];
     for (let i = 0; i < 10; i++) {
       const { rows: [o] } = await stack.t.db.pool.query<{ o: string }>("select chat_private.webhook_record_attempt($1, 500, null, null) as o", [row!.id]);
       outcomes.push(o!.o);
+      // The delay over the schedule's, read back in the same transaction as the attempt's now().
+      if (i < 9) {
+        const { rows: [d] } = await stack.t.db.pool.query<{ due: number }>(
+          `select extract(epoch from max(d.next_attempt_at) - max(a.at))::float8 as due from chat_private.webhook_deliveries d
+           join chat_private.webhook_attempts a on a.delivery_id = d.id where d.id = $1`, [row!.id]);
+        jitter.push(d!.due / Number(delays[i]!.d));
+      }
     }
     assert.equal(outcomes, [...Array(9).fill("retry"), "failed"]);
+    // Jitter: each retry is due on the schedule or up to a fifth later, and they are not all the same.
+    assert.ok(jitter.every((factor) => factor >= 1 && factor <= 1.2), jitter.join(", "));
+    assert.ok(new Set(jitter.map((factor) => factor.toFixed(6))).size > 1, jitter.join(", "));
     assert.is((await delivery(row!.event_id)).status, "failed");
     await stack.t.db.pool.query("update chat_private.webhook_endpoints set url = $2 where id = $1", [endpoint.id, receiver.url]);
     await stack.t.db.pool.query("delete from graphile_worker._private_jobs where payload ->> 'delivery_id' = $1", [row!.id]);

@@ -41,7 +41,12 @@ const GRANTS: [string[], string[]][] = [
   ]],
   // Internal: called only inside other functions (which run as the owner), by triggers, or at migration time.
   [[], [
+    "chat_private.openai_idempotent_response(uuid,text,text)",
+    "chat_private.webhook_check_url(text)",
+    "chat_private.webhook_own_endpoint(uuid)",
+    "chat_private.webhook_response_subject(uuid)",
     "chat_private.tg_batches__webhook()",
+    "chat_private.tg_chats__webhook_function_calls()",
     "chat_private.tg_structured_output_requests__webhook()",
     "chat_private.webhook_enqueue(uuid,text,text,timestamp with time zone)",
     "chat_private.webhook_response_event(chat_public.structured_output_status,text)",
@@ -159,10 +164,16 @@ const GRANTS: [string[], string[]][] = [
     "chat_private.turn_state(uuid)",
   ]],
   // Client transitions (GraphQL mutations); anonymous calls are refused with NOAUT.
-  // The OpenAI-compatible /v1 routes (sql/150): they run only for a token's user.
+  // The OpenAI-compatible /v1 routes (sql/155): they run only for a token's user.
   [["chat_user"], [
+    "chat_public.add_webhook_endpoint(text,text[])",
+    "chat_public.remove_webhook_endpoint(uuid)",
+    "chat_public.rotate_webhook_endpoint_secret(uuid,integer)",
+    "chat_public.webhook_endpoints()",
     "chat_public.openai_cancel_response(uuid)",
+    "chat_public.openai_continue_response(uuid,jsonb,jsonb,boolean,jsonb,text,text)",
     "chat_public.openai_create_response(jsonb,text,text,text,jsonb,boolean,jsonb,text,text)",
+    "chat_public.openai_follow_up_response(uuid,jsonb,text,text,text,jsonb,boolean,jsonb,text,text)",
     "chat_public.openai_response(uuid)",
   ]],
   [["chat_anonymous", "chat_user"], [

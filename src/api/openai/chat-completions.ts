@@ -89,7 +89,7 @@ export async function chatCompletion(store: Store, userId: string, body: unknown
   const echo = { model, text: { format: plain ? { type: "text" } : { type: "json_schema" } }, metadata: {}, api: "chat.completions" };
   const requestId = await createResponse(store, userId, {
     content, envelope, model, workspace: (body.workspace as string | undefined) ?? null, background: false, stream: false, echo,
-    bodySha256: createHash("sha256").update(JSON.stringify(body)).digest("hex"),
+    bodySha256: createHash("sha256").update(JSON.stringify(body)).digest("hex"), tools: [], previous: null, results: [],
   }, idempotencyKey);
   const first = await readResponse(store, userId, requestId);
   const row = first && first.status === "pending"

@@ -3,20 +3,25 @@
 // would be refused again (bad input, an unknown model, a reused idempotency key) is always a 4xx outside those.
 import { logger } from "../../log.ts";
 import { ERROR_CODES } from "../error-codes.ts";
+import { HttpError } from "../http/errors.ts";
 
-export type ErrorType = "invalid_request_error" | "authentication_error" | "not_found_error" | "server_error";
+export type ErrorType = "invalid_request_error" | "authentication_error" | "not_found_error" | "rate_limit_error" | "server_error";
 
 export class OpenAIError extends Error {
   readonly status: number;
   readonly type: ErrorType;
   readonly param: string | null;
   readonly code: string | null;
-  constructor(status: number, message: string, options: { type?: ErrorType; param?: string | null; code?: string | null } = {}) {
+  /** Extra response headers (Retry-After, Connection: close). */
+  readonly headers: Record<string, string>;
+  constructor(status: number, message: string,
+    options: { type?: ErrorType; param?: string | null; code?: string | null; headers?: Record<string, string> } = {}) {
     super(message);
     this.status = status;
     this.type = options.type ?? "invalid_request_error";
     this.param = options.param ?? null;
     this.code = options.code ?? null;
+    this.headers = options.headers ?? {};
   }
 
   body(): { error: { message: string; type: ErrorType; param: string | null; code: string | null } } {
@@ -37,7 +42,8 @@ export function paramFor(field: string | null, dialect: ParamDialect): string | 
   if (field === null) return null;
   if (field === "model_config_id") return "model";
   if (field === "content" || field.startsWith("content[")) return dialect === "responses" ? "input" : "messages";
-  if (field === "dynamic_tools") return "tools";
+  if (field === "dynamic_tools" || field.startsWith("dynamic_tools[")) return field.replace(/^dynamic_tools/, "tools");
+  if (field === "results") return "input";
   if (field === "idempotency_key") return null;
   if (dialect === "chat") return field;
   if (field === "response_format" || field === "response_format.type") return "text.format";
@@ -57,12 +63,23 @@ const isPg = (error: unknown): error is PgLike => typeof error === "object" && e
 /** A registered SQLSTATE becomes its OpenAI refusal; anything else is logged with an id and answered 500. */
 export function fromError(error: unknown, dialect: ParamDialect): OpenAIError {
   if (error instanceof OpenAIError) return error;
+  // The shared HTTP layer's refusals (body size, encoding and depth; stream caps) in OpenAI's shape: `body` is no
+  // request field, so it names none.
+  if (error instanceof HttpError) {
+    const field = error.validations[0]?.field ?? null;
+    return new OpenAIError(error.status, error.message, { type: error.status === 429 ? "rate_limit_error" : "invalid_request_error",
+      param: field === "body" ? null : field, code: error.code.toLowerCase(), headers: error.headers });
+  }
   if (isPg(error)) {
     const registered = ERROR_CODES[error.code];
     if (registered) {
       const field = error.column ?? (registered.field === "column" ? null : registered.field);
       if (registered.code === "UNAUTHENTICATED") return new OpenAIError(401, error.message, { type: "authentication_error", code: "invalid_api_key" });
       if (registered.code === "NOT_FOUND") return new OpenAIError(404, error.message, { type: "not_found_error" });
+      // A Response whose chat was deleted: not found, with a code of its own so a poller can stop asking.
+      if (registered.code === "REQUEST_DELETED") {
+        return new OpenAIError(404, error.message, { type: "not_found_error", code: "response_deleted" });
+      }
       const code = field === "model_config_id" ? "model_not_found" : registered.code.toLowerCase();
       return new OpenAIError(400, error.message, { param: paramFor(field, dialect), code });
     }

@@ -6,14 +6,18 @@
 // Every statement runs as the token's user with the same functions and row-level security as GraphQL.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type pg from "pg";
+import { SCHEMA_MAX_JSON_DEPTH } from "../../structured/caps.ts";
 import { identify } from "../auth.ts";
+import { sendJson } from "../http/errors.ts";
+import { readJsonBody, type JsonBodyLimits } from "../http/json-body.ts";
+import { BoundedSender, type StreamLease, type StreamRegistry } from "../http/streams.ts";
 import type { ChatListener } from "../listener.ts";
-import { readJsonBody } from "./body.ts";
+import { MAX_REQUEST_BYTES } from "../preset.ts";
 import { chatCompletion } from "./chat-completions.ts";
 import { fromError, invalid, notFound, OpenAIError, type ParamDialect } from "./errors.ts";
-import { requestIdOf, responseObject, type ResponseRow } from "./response-object.ts";
+import { isOpen, responseObject, responseUuidOf, type ResponseRow } from "./response-object.ts";
 import { idempotencyKeyOf, parseCreateResponse } from "./responses-request.ts";
-import { cancelResponse, createResponse, readResponse, waitForReceipt, type Store } from "./store.ts";
+import { cancelResponse, continueResponse, createResponse, followUpResponse, readResponse, waitForReceipt, type Store } from "./store.ts";
 import { streamResponse } from "./stream.ts";
 
 const ROUTE = /^\/v1\/(responses(?:\/([^/?]+)(\/cancel)?)?|chat\/completions)\/?(?:\?(.*))?$/;
@@ -23,19 +27,27 @@ export const RESPONSES_WAIT_MS = 10 * 60_000;
 /** How long cancel waits for the canceled receipt before answering with the Response as it stands. */
 const CANCEL_WAIT_MS = 5_000;
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-}
+/** The shared body limits (http/json-body.ts): the request cap, and a nesting depth that fits the deepest schema
+ * chatd accepts inside `text.format.schema` or `tools[i].parameters`, with room to spare. */
+const BODY_LIMITS: Readonly<JsonBodyLimits> = Object.freeze({ maxBytes: MAX_REQUEST_BYTES, maxDepth: SCHEMA_MAX_JSON_DEPTH + 8 });
 
 export interface OpenAIHandlerOptions {
   pool: pg.Pool;
   listener: ChatListener;
   jwtSecret: string;
+  /** The server's stream caps, shared with /api/chat: an SSE Response holds one of the caller's slots. */
+  streams: StreamRegistry;
+}
+
+interface Caller {
+  userId: string;
+  /** The token's exp (seconds): an open stream ends there. */
+  expiresAt: number;
 }
 
 async function retrieve(store: Store, userId: string, id: string): Promise<ResponseRow> {
-  const requestId = requestIdOf(id);
-  const row = requestId === null ? null : await readResponse(store, userId, requestId);
+  const uuid = responseUuidOf(id);
+  const row = uuid === null ? null : await readResponse(store, userId, uuid);
   if (!row) throw notFound(id);
   return row;
 }
@@ -50,45 +62,83 @@ function streamQuery(query: string | undefined): { stream: boolean; startingAfte
   return { stream, startingAfter: Number(raw) };
 }
 
-function sseSource(store: Store, userId: string, requestId: string, signal: AbortSignal) {
-  return {
-    waitForReceipt: (chatId: string) => waitForReceipt(store, userId, requestId, chatId, RESPONSES_WAIT_MS, signal),
-  };
+type Context = { store: Store; streams: StreamRegistry; caller: Caller };
+
+/** One of the caller's stream slots (429 when it holds its cap), taken before the request has any effect, and a
+ * sender that drops a client that stops reading and ends the stream when the token expires. */
+function openStream(res: ServerResponse, context: Context): { lease: StreamLease; sender: BoundedSender } {
+  const lease = context.streams.acquire(context.caller.userId);
+  return { lease, sender: new BoundedSender(res, { sendDeadlineMs: context.streams.limits.sendDeadlineMs,
+    expiresAtMs: context.caller.expiresAt * 1000 }) };
 }
 
-async function route(store: Store, userId: string, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+/** Streams the Response's events in its slot; `load` reads the row once the slot is held. */
+async function sse(res: ServerResponse, context: Context, load: () => Promise<ResponseRow>, startingAfter: number | null): Promise<void> {
+  const { lease, sender } = openStream(res, context);
+  try {
+    const row = await load();
+    await streamResponse(res, sender, row, {
+      waitForReceipt: (chatId: string) => waitForReceipt(context.store, context.caller.userId, row.response_id, chatId,
+        RESPONSES_WAIT_MS, sender.signal),
+    }, startingAfter);
+  } finally {
+    lease.release();
+  }
+}
+
+function pathId(rawId: string): string {
+  try {
+    return decodeURIComponent(rawId);
+  } catch {
+    throw invalid("the id in the path is not valid percent-encoding", null);
+  }
+}
+
+async function route(context: Context, req: IncomingMessage, res: ServerResponse,
+  signal: AbortSignal): Promise<void> {
+  const { store, caller: { userId } } = context;
   const [, path, rawId, cancel, query] = ROUTE.exec(req.url ?? "")!;
   const method = req.method ?? "GET";
   if (path === "chat/completions" && method === "POST") {
-    send(res, 200, await chatCompletion(store, userId, await readJsonBody(req), signal, idempotencyKeyOf(req.headers["idempotency-key"])));
+    sendJson(res, 200, await chatCompletion(store, userId, await readJsonBody(req, BODY_LIMITS), signal, idempotencyKeyOf(req.headers["idempotency-key"])));
     return;
   }
   if (rawId === undefined && method === "POST") {
-    const request = parseCreateResponse(await readJsonBody(req));
-    const requestId = await createResponse(store, userId, request, idempotencyKeyOf(req.headers["idempotency-key"]));
-    const row = await readResponse(store, userId, requestId);
-    if (!row) throw notFound(requestId);
-    if (request.stream) return streamResponse(res, row, sseSource(store, userId, requestId, signal), null);
-    const done = request.background || row.status !== "pending" ? row
-      : await waitForReceipt(store, userId, requestId, row.chat_id, RESPONSES_WAIT_MS, signal);
-    send(res, 200, responseObject(done ?? row));
+    const request = parseCreateResponse(await readJsonBody(req, BODY_LIMITS));
+    const key = idempotencyKeyOf(req.headers["idempotency-key"]);
+    const create = async (): Promise<ResponseRow> => {
+      const uuid = request.previous === null ? await createResponse(store, userId, request, key)
+        : request.results.length > 0 ? await continueResponse(store, userId, request, key)
+          : await followUpResponse(store, userId, request, key);
+      const created = await readResponse(store, userId, uuid);
+      if (!created) throw notFound(uuid);
+      return created;
+    };
+    if (request.stream) return sse(res, context, create, null);
+    const row = await create();
+    const done = request.background || !isOpen(row) ? row
+      : await waitForReceipt(store, userId, row.response_id, row.chat_id, RESPONSES_WAIT_MS, signal);
+    sendJson(res, 200, responseObject(done ?? row));
     return;
   }
   if (rawId !== undefined && cancel === undefined && method === "GET") {
     const { stream, startingAfter } = streamQuery(query);
-    const row = await retrieve(store, userId, decodeURIComponent(rawId));
-    if (stream) return streamResponse(res, row, sseSource(store, userId, row.request_id, signal), startingAfter);
-    send(res, 200, responseObject(row));
+    const id = pathId(rawId);
+    if (stream) return sse(res, context, () => retrieve(store, userId, id), startingAfter);
+    const row = await retrieve(store, userId, id);
+    sendJson(res, 200, responseObject(row));
     return;
   }
   if (rawId !== undefined && cancel !== undefined && method === "POST") {
-    const id = decodeURIComponent(rawId);
-    const requestId = requestIdOf(id);
-    if (requestId === null || !await cancelResponse(store, userId, requestId)) throw notFound(id);
-    const row = await readResponse(store, userId, requestId);
+    const id = pathId(rawId);
+    const uuid = responseUuidOf(id);
+    if (uuid === null) throw notFound(id);
+    // Not the caller's: the read says whether it was deleted with its chat (SODEL) or never was.
+    if (!await cancelResponse(store, userId, uuid)) await retrieve(store, userId, id);
+    const row = await readResponse(store, userId, uuid);
     if (!row) throw notFound(id);
-    const settled = await waitForReceipt(store, userId, requestId, row.chat_id, CANCEL_WAIT_MS, signal);
-    send(res, 200, responseObject(settled ?? row));
+    const settled = await waitForReceipt(store, userId, uuid, row.chat_id, CANCEL_WAIT_MS, signal);
+    sendJson(res, 200, responseObject(settled ?? row));
     return;
   }
   throw new OpenAIError(405, `${method} ${req.url ?? ""} is not served here`, { code: "method_not_allowed" });
@@ -108,15 +158,19 @@ export function createOpenAIHandler(options: OpenAIHandlerOptions): OpenAIHandle
       const identity = identify(options.jwtSecret, req.headers.authorization);
       if (identity.kind !== "user") {
         const message = identity.kind === "invalid" ? identity.reason : "send Authorization: Bearer <chatd token> (the SDK's api_key)";
-        send(res, 401, new OpenAIError(401, message, { type: "authentication_error", code: "invalid_api_key" }).body());
+        sendJson(res, 401, new OpenAIError(401, message, { type: "authentication_error", code: "invalid_api_key" }).body());
         return;
       }
       const aborted = new AbortController();
       res.on("close", () => aborted.abort());
-      route(store, identity.userId, req, res, aborted.signal).catch((error: unknown) => {
-        if (res.headersSent) return;
+      const caller = { userId: identity.userId, expiresAt: identity.expiresAt };
+      route({ store, streams: options.streams, caller }, req, res, aborted.signal).catch((error: unknown) => {
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
         const refusal = fromError(error, dialect);
-        send(res, refusal.status, refusal.body());
+        sendJson(res, refusal.status, refusal.body(), refusal.headers);
       });
     },
   };

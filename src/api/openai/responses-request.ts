@@ -3,6 +3,8 @@
 import { createHash } from "node:crypto";
 import { invalid, OpenAIError } from "./errors.ts";
 import { envelopeFor, TEXT_ENVELOPE } from "./format.ts";
+import { responseUuidOf } from "./response-object.ts";
+import { dynamicTools, toolResults, toolsEcho, type DynamicTool, type ToolResult } from "./tools.ts";
 
 export interface CreateResponse {
   content: { type: "text"; text: string }[];
@@ -15,6 +17,14 @@ export interface CreateResponse {
   /** What the Response object echoes back. */
   echo: Record<string, unknown>;
   bodySha256: string;
+  /** Function tools, as the chat's dynamic (client) tools. */
+  tools: DynamicTool[];
+  /**
+   * The Response this one continues (its uuid), or null for a new chat: its function calls answered by `results`
+   * (a client tool round), or, with no results, a new message in its chat (a follow-up).
+   */
+  previous: string | null;
+  results: ToolResult[];
 }
 
 /** Accepted and not acted on: sampling and presentation knobs, and `store` (chatd always stores). */
@@ -23,6 +33,7 @@ const IGNORED = new Set(["temperature", "top_p", "max_output_tokens", "parallel_
   "max_tool_calls", "store", "stream_options"]);
 const HANDLED = new Set(["model", "input", "instructions", "text", "background", "metadata", "workspace", "stream",
   "tools", "previous_response_id", "conversation", "prompt"]);
+
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -56,7 +67,8 @@ function inputParts(input: unknown): { user: string[]; instructions: string[] } 
     const param = `input[${i}]`;
     if (!isObject(item)) throw invalid(`${param} must be an object`, param);
     if (item.type !== undefined && item.type !== "message") {
-      throw invalid(`${param}.type '${String(item.type)}' is not supported by chatd (message items only)`, `${param}.type`);
+      throw invalid(`${param}.type '${String(item.type)}' is not supported by chatd here: message items start or follow up `
+        + "a Response; function_call_output items answer a Response's calls (with previous_response_id)", `${param}.type`);
     }
     const text = itemText(item.content, `${param}.content`);
     if (item.role === "user") user.push(text);
@@ -99,13 +111,19 @@ export function parseCreateResponse(body: unknown): CreateResponse {
   }
   if (body.store === false) throw invalid("store: false is not supported: chatd keeps every Response and its receipt", "store");
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") throw invalid("stream must be a boolean", "stream");
-  for (const key of ["previous_response_id", "conversation", "prompt"]) {
+  for (const key of ["conversation", "prompt"]) {
     if (body[key] !== undefined && body[key] !== null) throw invalid(`${key} is not supported by chatd`, key);
   }
-  if (Array.isArray(body.tools) && body.tools.length > 0) throw invalid("tools are not supported yet", "tools");
   if (body.background !== undefined && body.background !== null && typeof body.background !== "boolean") {
     throw invalid("background must be a boolean", "background");
   }
+  const tools = dynamicTools(body.tools);
+  const previousId = optionalString(body, "previous_response_id");
+  const previous = previousId === null ? null : responseUuidOf(previousId);
+  if (previousId !== null && previous === null) {
+    throw invalid(`Previous response with id '${previousId}' not found.`, "previous_response_id");
+  }
+  if (previous !== null && hasToolOutputs(body.input)) return continuation(body, previous, tools, body.input);
   const model = optionalString(body, "model");
   const instructions = optionalString(body, "instructions");
   const { user, instructions: fromInput } = inputParts(body.input);
@@ -119,10 +137,37 @@ export function parseCreateResponse(body: unknown): CreateResponse {
     workspace: optionalString(body, "workspace"),
     background: body.background === true,
     stream: body.stream === true,
-    echo: { model, instructions, text, metadata, tools: [], temperature: body.temperature ?? null, top_p: body.top_p ?? null,
+    echo: { model, instructions, text, metadata, tools: toolsEcho(tools), ...(previousId === null ? {} : { previous_response_id: previousId }),
+      temperature: body.temperature ?? null, top_p: body.top_p ?? null,
       max_output_tokens: body.max_output_tokens ?? null, tool_choice: body.tool_choice ?? "auto",
       parallel_tool_calls: body.parallel_tool_calls ?? true },
-    bodySha256: createHash("sha256").update(JSON.stringify(body)).digest("hex"),
+    bodySha256: bodySha256(body),
+    tools,
+    previous,
+    results: [],
+  };
+}
+
+const hasToolOutputs = (input: unknown): input is unknown[] =>
+  Array.isArray(input) && input.some((item) => isObject(item) && item.type === "function_call_output");
+
+const bodySha256 = (body: unknown): string => createHash("sha256").update(JSON.stringify(body)).digest("hex");
+
+/**
+ * A body with `previous_response_id` and `function_call_output` items for the calls that Response waits for. The turn
+ * keeps its model, instructions and format, so fields that would set them are ignored here (docs/openai.md).
+ */
+function continuation(body: Record<string, unknown>, previous: string, tools: DynamicTool[], input: unknown[]): CreateResponse {
+  const metadata = metadataOf(body.metadata);
+  return {
+    content: [], envelope: TEXT_ENVELOPE, model: null, workspace: null,
+    background: body.background === true,
+    stream: body.stream === true,
+    echo: body.metadata === undefined ? {} : { metadata },
+    bodySha256: bodySha256(body),
+    tools,
+    previous,
+    results: toolResults(input),
   };
 }
 

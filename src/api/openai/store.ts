@@ -4,7 +4,7 @@
 import type pg from "pg";
 import { chatChannel } from "../../channels.ts";
 import type { ChatListener } from "../listener.ts";
-import type { ResponseRow } from "./response-object.ts";
+import { isOpen, type ResponseRow } from "./response-object.ts";
 import type { CreateResponse } from "./responses-request.ts";
 import { asUser } from "./session.ts";
 
@@ -17,39 +17,62 @@ export async function createResponse(store: Store, userId: string, request: Crea
   return asUser(store.pool, userId, async (client) => {
     const { rows } = await client.query<{ id: string }>(
       "select chat_public.openai_create_response($1, $2, $3, $4, $5, $6, $7, $8, $9) as id",
-      [JSON.stringify(request.content), request.envelope, request.model, request.workspace, "[]", request.background,
+      [JSON.stringify(request.content), request.envelope, request.model, request.workspace, JSON.stringify(request.tools), request.background,
         JSON.stringify(request.echo), request.bodySha256, idempotencyKey]);
     return rows[0]!.id;
   });
 }
 
-export async function readResponse(store: Store, userId: string, requestId: string): Promise<ResponseRow | null> {
+/** A continuation (`previous_response_id`): answers the previous Response's function calls; the new Response's uuid. */
+export async function continueResponse(store: Store, userId: string, request: CreateResponse, idempotencyKey: string | null): Promise<string> {
   return asUser(store.pool, userId, async (client) => {
-    const { rows } = await client.query<ResponseRow>("select * from chat_public.openai_response($1)", [requestId]);
+    const { rows } = await client.query<{ id: string }>(
+      "select chat_public.openai_continue_response($1, $2, $3, $4, $5, $6, $7) as id",
+      [request.previous, JSON.stringify(request.results), JSON.stringify(request.tools), request.background,
+        JSON.stringify(request.echo), request.bodySha256, idempotencyKey]);
+    return rows[0]!.id;
+  });
+}
+
+/** A follow-up (`previous_response_id` with new input): a new message, and request, in the previous Response's chat. */
+export async function followUpResponse(store: Store, userId: string, request: CreateResponse, idempotencyKey: string | null): Promise<string> {
+  return asUser(store.pool, userId, async (client) => {
+    const { rows } = await client.query<{ id: string }>(
+      "select chat_public.openai_follow_up_response($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as id",
+      [request.previous, JSON.stringify(request.content), request.envelope, request.model, request.workspace,
+        JSON.stringify(request.tools), request.background, JSON.stringify(request.echo), request.bodySha256, idempotencyKey]);
+    return rows[0]!.id;
+  });
+}
+
+/** `id` is a Response's uuid: a request's (its first Response) or a round's. */
+export async function readResponse(store: Store, userId: string, id: string): Promise<ResponseRow | null> {
+  return asUser(store.pool, userId, async (client) => {
+    const { rows } = await client.query<ResponseRow>("select * from chat_public.openai_response($1)", [id]);
     return rows[0] ?? null;
   });
 }
 
-/** False when the request is not the caller's. */
-export async function cancelResponse(store: Store, userId: string, requestId: string): Promise<boolean> {
+/** False when the Response is not the caller's. */
+export async function cancelResponse(store: Store, userId: string, id: string): Promise<boolean> {
   return asUser(store.pool, userId, async (client) => {
-    const { rows } = await client.query<{ ok: boolean }>("select chat_public.openai_cancel_response($1) as ok", [requestId]);
+    const { rows } = await client.query<{ ok: boolean }>("select chat_public.openai_cancel_response($1) as ok", [id]);
     return rows[0]!.ok;
   });
 }
 
 /**
- * The request once it has its receipt, or as it stands when `waitMs` ran out (or the client left: `signal`).
- * Null when it is not the caller's.
+ * The Response once it has its receipt or function calls, or as it stands when `waitMs` ran out (or the client
+ * left: `signal`). Null when it is not the caller's.
  */
-export async function waitForReceipt(store: Store, userId: string, requestId: string, chatId: string, waitMs: number,
+export async function waitForReceipt(store: Store, userId: string, id: string, chatId: string, waitMs: number,
   signal?: AbortSignal): Promise<ResponseRow | null> {
   const subscription = await store.listener.subscribe([chatChannel(chatId)]);
   const deadline = Date.now() + waitMs;
   try {
     for (;;) {
-      const row = await readResponse(store, userId, requestId);
-      if (!row || row.status !== "pending" || Date.now() >= deadline || signal?.aborted) return row;
+      const row = await readResponse(store, userId, id);
+      if (!row || !isOpen(row) || Date.now() >= deadline || signal?.aborted) return row;
       let timer: NodeJS.Timeout | undefined;
       const expired = new Promise<void>((resolve) => { timer = setTimeout(resolve, deadline - Date.now()); });
       const left = new Promise<void>((resolve) => signal?.addEventListener("abort", () => resolve(), { once: true }));

@@ -3,15 +3,32 @@
 // is the Response before any output), then, once the receipt commits, the output item's events and the terminal
 // `response.completed` or `response.failed`. A cancelled Response has no terminal stream event in OpenAI's
 // protocol: its stream ends after the events before it (clients retrieve). chatd's live token deltas are not
-// durable and the value is valid only at the receipt, so the text arrives as one delta.
+// durable and the value is valid only at the receipt, so the text arrives as one delta. A Response with function
+// calls streams each call's item and arguments, then `response.completed`.
 import type { ServerResponse } from "node:http";
-import { responseObject, statusOf, type ResponseRow } from "./response-object.ts";
+import type { BoundedSender } from "../http/streams.ts";
+import { isOpen, responseObject, statusOf, type ResponseRow } from "./response-object.ts";
 
 type Event = Record<string, unknown> & { type: string };
 
 const KEEP_ALIVE_MS = 15_000;
 
+/** Per function call: the item added without arguments, the arguments in one delta, then done. */
+function functionCallEvents(items: Record<string, unknown>[]): Event[] {
+  return items.flatMap((item, index) => {
+    const base = { item_id: item.id, output_index: index };
+    const args = String(item.arguments);
+    return [
+      { type: "response.output_item.added", output_index: index, item: { ...item, arguments: "", status: "in_progress" } },
+      { type: "response.function_call_arguments.delta", ...base, delta: args },
+      { type: "response.function_call_arguments.done", ...base, name: item.name, arguments: args },
+      { type: "response.output_item.done", output_index: index, item },
+    ];
+  });
+}
+
 function outputEvents(row: ResponseRow, full: Record<string, unknown>): Event[] {
+  if (row.function_calls !== null) return functionCallEvents(full.output as Record<string, unknown>[]);
   const [item] = full.output as { id: string; content: Record<string, unknown>[] }[];
   if (!item) return [];
   const part = item.content[0]!;
@@ -50,26 +67,30 @@ export interface StreamSource {
   waitForReceipt(chatId: string): Promise<ResponseRow | null>;
 }
 
-/** Writes the events after `startingAfter` (all when null), waiting for the receipt when it is not there yet. */
-export async function streamResponse(res: ServerResponse, row: ResponseRow, source: StreamSource, startingAfter: number | null): Promise<void> {
+/**
+ * Writes the events after `startingAfter` (all when null), waiting for the receipt when it is not there yet. Each
+ * write waits for the client to read (the sender drops one that does not within the send deadline).
+ */
+export async function streamResponse(res: ServerResponse, sender: BoundedSender, row: ResponseRow, source: StreamSource,
+  startingAfter: number | null): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-  const keepAlive = setInterval(() => res.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
+  const keepAlive = setInterval(() => sender.write(": keep-alive\n\n"), KEEP_ALIVE_MS);
   let sent = startingAfter ?? -1;
-  const write = (current: ResponseRow) => {
+  const write = async (current: ResponseRow) => {
     for (const event of responseEvents(current)) {
       if ((event.sequence_number as number) <= sent) continue;
-      res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+      if (!sender.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`) || !await sender.drained()) return;
       sent = event.sequence_number as number;
     }
   };
   try {
-    write(row);
-    if (row.status === "pending") {
+    await write(row);
+    if (isOpen(row) && sender.ended === null) {
       const done = await source.waitForReceipt(row.chat_id);
-      if (done) write(done);
+      if (done && sender.ended === null) await write(done);
     }
   } finally {
     clearInterval(keepAlive);
-    res.end();
+    sender.end();
   }
 }
