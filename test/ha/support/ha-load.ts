@@ -9,7 +9,7 @@ const SCHEMA = { type: "object", properties: { files: { type: "integer" } }, req
 const FORMAT = { type: "json_schema" as const, json_schema: { name: "listing", schema: SCHEMA } };
 
 /** The client gives up after ~10 s of UNAVAILABLE or no answer; the application sends again with the same key. */
-export function retryable(error: unknown): boolean {
+function retryable(error: unknown): boolean {
   return error instanceof ChatdNetworkError || (error instanceof ChatdError && error.code === "UNAVAILABLE");
 }
 
@@ -53,6 +53,8 @@ async function follow(client: ChatdClient, chatId: string, after: string | null,
     } catch (error) {
       if (signal.aborted || !retryable(error)) throw error;
       broken.push({ at: Date.now(), error: String(error) });
+      // Paced as the client's own reconnects are (250 ms), so that an outage does not become a request loop.
+      await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 }

@@ -13,7 +13,7 @@ import { freePort } from "../../../src/db/embedded.ts";
 import { waitFor } from "../../support/wait.ts";
 import { childrenOf } from "./reaper.ts";
 
-export const PG_BIN = "/usr/lib/postgresql/15/bin";
+const PG_BIN = "/usr/lib/postgresql/15/bin";
 /**
  * Patroni's timings, lowered from its defaults (ttl 30, loop_wait 10, retry_timeout 10) so that a node loss is
  * noticed in about ttl seconds: Patroni requires loop_wait + 2 * retry_timeout <= ttl.

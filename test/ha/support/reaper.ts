@@ -37,7 +37,7 @@ export function childrenOf(parent: number): number[] {
 }
 
 /** The postmasters running on data folders under `root`, from their postmaster.pid files. */
-export function postmastersUnder(dir: string): number[] {
+function postmastersUnder(dir: string): number[] {
   const found: number[] = [];
   for (const node of readdirSync(dir, { withFileTypes: true })) {
     if (!node.isDirectory()) continue;
