@@ -7,8 +7,8 @@
 // primary's node (kill -9 of its Patroni, postmaster and backends; it then returns as a replica). Asserted: every
 // acknowledged request has exactly one receipt, none lost or doubled; no chatd process exits; no recovery is spent
 // (with lease_seconds below the node loss's outage); every stream delivered every message of its chat, in order.
-// Printed per event: how long writes through HAProxy failed (a probe committing every 20 ms) and the longest pause
-// between chatd's own commits. Runs alone (it loads both cores); the cluster adds ~10 s to start.
+// Printed per event: how long writes through HAProxy failed (a probe committing every 20 ms). Runs alone (it loads
+// both cores); the cluster takes 10-20 s to start.
 import { createChatdClient, type ChatdClient } from "@chatd/client";
 import { rmSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -68,7 +68,7 @@ function start(args: string[], env: NodeJS.ProcessEnv): ChatdProcess {
   return chatd;
 }
 
-interface Measured { event: string; probeGapMs: number; probeFailures: number; chatdPauseMs: number; clientGaveUp: number; streamsBroken: number; seconds: number }
+interface Measured { event: string; probeGapMs: number; probeFailures: number; clientGaveUp: number; streamsBroken: number; seconds: number }
 
 test("switchover, postmaster kill and node loss under load: one receipt each, no exit, no recovery, streams whole", async () => {
   try {
@@ -129,7 +129,7 @@ async function run(): Promise<void> {
   workspaces = await makeWorkspaces();
   const env: NodeJS.ProcessEnv = {
     ...process.env, DATABASE_URL: url, CHATD_LOG_FORMAT: "json", CHATD_LOG_LEVEL: "info", CHATD_WORKSPACES_ROOT: workspaces,
-    CHATD_JWT_SECRET: JWT_SECRET, CHATD_WORKER_POOL_SIZE: "10", CHATD_DB_WAIT_SECONDS: "60",
+    CHATD_JWT_SECRET: JWT_SECRET, CHATD_DB_WAIT_SECONDS: "60",
   };
   const token = await runChatd(["token", "--user", "ha"], url, undefined, { CHATD_JWT_SECRET: JWT_SECRET });
   assert.is(token.code, 0, token.out);
@@ -159,18 +159,13 @@ async function run(): Promise<void> {
     const retriesBefore = traffic.retries.length;
     const brokenBefore = traffic.streamBroken.length;
     const at = Date.now();
-    const startedAt = new Date(at);
     await act(primary, standby);
     await cluster!.waitForHealthy();
     const progress = await receipts();
     await until(`${name}: receipts after the event`, async () => (await receipts()) >= progress + 3);
     const settled = Date.now();
-    const pause = await until("chatd's longest pause", async () => (await db.query<{ ms: number | null }>(
-      `select extract(epoch from max(gap)) * 1000 as ms from (
-         select created_at - lag(created_at) over (order by created_at) as gap from chat_public.chat_messages
-         where created_at between $1 and $2) s`, [startedAt, new Date(settled)])).rows[0]!);
     const gap = writes.gap(at, settled);
-    measured.push({ event: name, probeGapMs: gap.ms, probeFailures: gap.failures, chatdPauseMs: Math.round(Number(pause.ms ?? 0)),
+    measured.push({ event: name, probeGapMs: gap.ms, probeFailures: gap.failures,
       clientGaveUp: traffic.retries.length - retriesBefore, streamsBroken: traffic.streamBroken.length - brokenBefore, seconds: Math.round((settled - at) / 100) / 10 });
   };
 
@@ -197,7 +192,7 @@ async function run(): Promise<void> {
     + `${PATRONI_TIMINGS.retry_timeout}; HAProxy ${HAPROXY_CHECKS}; lease_seconds ${LEASE_SECONDS}`);
   for (const m of measured) {
     console.log(`  ${m.event.padEnd(16)} write gap ${(m.probeGapMs / 1000).toFixed(1)} s (${m.probeFailures} failed probe writes); `
-      + `chatd's longest pause between commits ${(m.chatdPauseMs / 1000).toFixed(1)} s; client gave up ${m.clientGaveUp}×; `
+      + `client gave up ${m.clientGaveUp}×; `
       + `streams that threw instead of reconnecting ${m.streamsBroken}; settled in ${m.seconds} s`);
   }
 
