@@ -152,14 +152,58 @@ export class DatabaseHealth {
 }
 
 type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+type Query = (...args: unknown[]) => Promise<unknown>;
 
-/** A pool whose connect() waits for the database (see the top of the file). With `retryStatements`, a statement of a
- * client checked out by connect() that fails on its connection is sent again on a new connection: only for callers
- * whose every checkout runs one autocommit statement (Graphile Worker's job fetches and completions). */
+/** What connect() hands out with `retryStatements`: a checkout whose statement, failing on its connection, is sent
+ * again on a new one. The failed connection is released (and closed) before the next is taken, so a checkout never
+ * holds two: retrying on a second connection while holding the first deadlocks a small pool once every connection
+ * is held by a checkout waiting for another (Graphile Worker's fetch, completion, failure and LISTEN at once, after
+ * a read-only window). Only query() and release() exist, the two that Graphile Worker's job statements use. */
+class RetryingCheckout {
+  private readonly pool: WaitingPool;
+  private readonly health: DatabaseHealth;
+  private client: pg.PoolClient | undefined;
+  private released = false;
+
+  constructor(pool: WaitingPool, health: DatabaseHealth, client: pg.PoolClient) {
+    this.pool = pool;
+    this.health = health;
+    this.client = client;
+  }
+
+  query(...args: unknown[]): Promise<unknown> {
+    return this.health.retry(async () => {
+      if (this.released) throw new Error("query on a checkout that was released");
+      this.client ??= await this.pool.openOne();
+      const client = this.client;
+      try {
+        return await (client.query as Query)(...args);
+      } catch (error) {
+        if (isConnectionError(error)) {
+          this.client = undefined;
+          client.release(error as Error);
+        }
+        throw error;
+      }
+    });
+  }
+
+  release(error?: Error | boolean): void {
+    if (this.released) throw new Error("Release called on a checkout that was already released");
+    this.released = true;
+    const client = this.client;
+    this.client = undefined;
+    client?.release(error);
+  }
+}
+
+/** A pool whose connect() waits for the database (see the top of the file). With `retryStatements`, connect() returns
+ * a RetryingCheckout: only for callers whose every statement is one autocommit statement that may be sent again
+ * (Graphile Worker's job fetches, completions and failures). The callback form (pool.query, Graphile Worker's LISTEN
+ * and cron) always gets a plain client. */
 class WaitingPool extends pg.Pool {
   private readonly health: DatabaseHealth;
   private readonly retryStatements: () => boolean;
-  private readonly patched = new WeakSet<pg.PoolClient>();
 
   constructor(options: pg.PoolConfig, health: DatabaseHealth, retryStatements: () => boolean) {
     super(options);
@@ -167,7 +211,8 @@ class WaitingPool extends pg.Pool {
     this.retryStatements = retryStatements;
   }
 
-  private open(): Promise<pg.PoolClient> {
+  /** One connection, waiting for the database through an outage. */
+  openOne(): Promise<pg.PoolClient> {
     return this.health.retry(() => {
       if (this.ending) return Promise.reject(new Error("Cannot use a pool after calling end on the pool"));
       return super.connect();
@@ -177,30 +222,13 @@ class WaitingPool extends pg.Pool {
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: ConnectCallback): void;
   override connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
-    const opened = this.open();
-    if (callback == null) return opened.then((client) => this.withStatementRetry(client));
+    const opened = this.openOne();
+    if (callback == null) {
+      return opened.then((client) => this.retryStatements()
+        ? new RetryingCheckout(this, this.health, client) as unknown as pg.PoolClient : client);
+    }
     opened.then((client) => callback(undefined, client, (release) => client.release(release as Error | undefined)),
       (error: Error) => callback(error, undefined, () => undefined));
-  }
-
-  private withStatementRetry(client: pg.PoolClient): pg.PoolClient {
-    if (!this.retryStatements() || this.patched.has(client)) return client;
-    this.patched.add(client);
-    const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-    (client as { query: unknown }).query = (...args: unknown[]): Promise<unknown> =>
-      query(...args).catch(async (error: unknown) => {
-        if (!isConnectionError(error) || !this.health.waits) throw error;
-        this.health.failed(error);
-        return this.health.retry(async () => {
-          const fresh = await this.open();
-          try {
-            return await (fresh.query as (...a: unknown[]) => Promise<unknown>)(...args);
-          } finally {
-            fresh.release();
-          }
-        });
-      });
-    return client;
   }
 }
 
