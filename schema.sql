@@ -36,8 +36,8 @@ REVOKE ALL ON FUNCTION chat_private._close_turn(p_chat_id uuid) FROM PUBLIC;
 -- ACL chat_private FUNCTION _delete_chats(p_chat_ids uuid[])
 REVOKE ALL ON FUNCTION chat_private._delete_chats(p_chat_ids uuid[]) FROM PUBLIC;
 
--- ACL chat_private FUNCTION _end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text)
-REVOKE ALL ON FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) FROM PUBLIC;
+-- ACL chat_private FUNCTION _end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean)
+REVOKE ALL ON FUNCTION chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _fail_turn(p_chat_id uuid, p_kind text, p_message text)
 REVOKE ALL ON FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
@@ -59,6 +59,9 @@ REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, 
 
 -- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION _promote_after_turn(p_chat chat_public.chats)
+REVOKE ALL ON FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION _promote_queue_head(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._promote_queue_head(p_chat_id uuid) FROM PUBLIC;
@@ -87,9 +90,15 @@ REVOKE ALL ON FUNCTION chat_private._transition_rule(p_transition text, p_from_s
 -- ACL chat_private FUNCTION _write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
 REVOKE ALL ON FUNCTION chat_private._write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean)
+REVOKE ALL ON FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer)
 GRANT ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION active_request(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.active_request(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION agent_child(p_parent uuid, p_child uuid)
 REVOKE ALL ON FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) FROM PUBLIC;
@@ -102,8 +111,20 @@ REVOKE ALL ON FUNCTION chat_private.agent_interrupt(p_parent uuid, p_runner uuid
 GRANT ALL ON FUNCTION chat_private.agent_send(p_parent uuid, p_runner uuid, p_child uuid, p_content jsonb, p_interrupt boolean) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.agent_send(p_parent uuid, p_runner uuid, p_child uuid, p_content jsonb, p_interrupt boolean) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[])
+REVOKE ALL ON FUNCTION chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION begin_transition(p_chat_id uuid, p_transition text, p_owner uuid)
+REVOKE ALL ON FUNCTION chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint)
+REVOKE ALL ON FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text)
 REVOKE ALL ON FUNCTION chat_private.cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION cancel_pending_calls(p_chat_id uuid, p_reason text)
+REVOKE ALL ON FUNCTION chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION cancel_requires_action(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) TO chat_worker;
@@ -157,6 +178,9 @@ GRANT ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) TO chat_opera
 GRANT ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.dispatch_batch(p_batch_id uuid) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION end_turn_and_promote(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION enqueue_chat_run(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) FROM PUBLIC;
 
@@ -166,6 +190,9 @@ REVOKE ALL ON FUNCTION chat_private.enter_requires_action(p_chat_id uuid, p_runn
 
 -- ACL chat_private FUNCTION experiment_enabled(p_name text)
 REVOKE ALL ON FUNCTION chat_private.experiment_enabled(p_name text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION fail_turn(p_chat_id uuid, p_kind text, p_message text)
+REVOKE ALL ON FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION fill_batch_slot(p_batch chat_public.batches, p_slot integer)
 REVOKE ALL ON FUNCTION chat_private.fill_batch_slot(p_batch chat_public.batches, p_slot integer) FROM PUBLIC;
@@ -192,16 +219,28 @@ REVOKE ALL ON FUNCTION chat_private.grant_execute(p_function regprocedure, p_rol
 -- ACL chat_private FUNCTION graphql_tagged(p_comment text, p_tags text)
 REVOKE ALL ON FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text)
+REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text)
 REVOKE ALL ON FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text)
 REVOKE ALL ON FUNCTION chat_private.insert_batch(p_owner uuid, p_format jsonb, p_items jsonb, p_name text, p_model_config_id text, p_workspace text, p_concurrency integer, p_idempotency_key text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
+REVOKE ALL ON FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION insert_worker_messages(p_chat_id uuid, p_messages jsonb)
+REVOKE ALL ON FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION lease_row_is_live(p_expires_at timestamp with time zone)
 GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
 GRANT ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean)
+REVOKE ALL ON FUNCTION chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION notify_batch(p_batch_id uuid, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) FROM PUBLIC;
@@ -211,6 +250,9 @@ REVOKE ALL ON FUNCTION chat_private.notify_chat(p_chat_id uuid, p_change text) F
 
 -- ACL chat_private FUNCTION notify_chat_row(p_chat chat_public.chats, p_change text)
 REVOKE ALL ON FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change text) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION open_turn(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.open_turn(p_chat_id uuid) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text)
 REVOKE ALL ON FUNCTION chat_private.openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text) FROM PUBLIC;
@@ -247,6 +289,15 @@ REVOKE ALL ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) FROM PUB
 -- ACL chat_private FUNCTION parse_response_format(p_text text)
 REVOKE ALL ON FUNCTION chat_private.parse_response_format(p_text text) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION promote_queue_head(p_chat_id uuid)
+REVOKE ALL ON FUNCTION chat_private.promote_queue_head(p_chat_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean)
+REVOKE ALL ON FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
+REVOKE ALL ON FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb)
 GRANT ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) FROM PUBLIC;
@@ -254,6 +305,9 @@ REVOKE ALL ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_
 -- ACL chat_private FUNCTION release_lease(p_chat_id uuid, p_runner_id uuid)
 GRANT ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb)
+REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text)
 REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) FROM PUBLIC;
@@ -318,6 +372,9 @@ REVOKE ALL ON FUNCTION chat_private.spawn_child_chat(p_parent uuid, p_runner uui
 -- ACL chat_private FUNCTION start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb, p_slot integer)
 REVOKE ALL ON FUNCTION chat_private.start_batch_item(p_batch chat_public.batches, p_line integer, p_content jsonb, p_slot integer) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid)
+REVOKE ALL ON FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION sweep_batches(p_stale interval)
 GRANT ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.sweep_batches(p_stale interval) FROM PUBLIC;
@@ -364,6 +421,9 @@ REVOKE ALL ON FUNCTION chat_private.tg_turn_progress__enqueue_run() FROM PUBLIC;
 
 -- ACL chat_private FUNCTION tg_worker_config__bump()
 REVOKE ALL ON FUNCTION chat_private.tg_worker_config__bump() FROM PUBLIC;
+
+-- ACL chat_private FUNCTION transient_candidates(p_rule text, p_limit integer)
+REVOKE ALL ON FUNCTION chat_private.transient_candidates(p_rule text, p_limit integer) FROM PUBLIC;
 
 -- ACL chat_private FUNCTION turn_state(p_chat_id uuid)
 GRANT ALL ON FUNCTION chat_private.turn_state(p_chat_id uuid) TO chat_worker;
@@ -426,6 +486,9 @@ REVOKE ALL ON FUNCTION chat_private.worker_message_kind(p_item jsonb) FROM PUBLI
 GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_operator;
 GRANT ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time zone) FROM PUBLIC;
+
+-- ACL chat_private FUNCTION write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb)
+REVOKE ALL ON FUNCTION chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) FROM PUBLIC;
 
 -- ACL chat_private TABLE batch_progress
 GRANT SELECT ON TABLE chat_private.batch_progress TO chat_operator;
@@ -831,7 +894,7 @@ COMMENT ON FUNCTION chat_private.operator_create_batch(p_owner uuid, p_response_
 COMMENT ON FUNCTION chat_private.operator_delete_chat(p_chat_id uuid) IS 'Operator: deletes a chat of any owner with its subagent chats and everything that names them; returns counts of what went.';
 
 -- COMMENT chat_private FUNCTION operator_delete_user(p_user_id uuid)
-COMMENT ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) IS 'Operator: deletes a user with every chat, batch, idempotency key and deleted-request id of theirs; their tokens are refused from the commit on. Returns counts of what went.';
+COMMENT ON FUNCTION chat_private.operator_delete_user(p_user_id uuid) IS 'Operator: deletes a user with every chat, batch, idempotency key, deleted-request id and webhook endpoint (with its secrets and deliveries) of theirs; their tokens are refused from the commit on. Returns counts of what went.';
 
 -- COMMENT chat_private FUNCTION operator_release_lease(p_chat_id uuid)
 COMMENT ON FUNCTION chat_private.operator_release_lease(p_chat_id uuid) IS 'Operator repair: releases the chat''s runner lease and re-enqueues the chat. Returns whether a lease existed.';
@@ -849,10 +912,10 @@ COMMENT ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_i
 COMMENT ON FUNCTION chat_private.response_format_errors(p_format jsonb) IS 'Envelope errors of a response_format value, as (field, detail) rows; no rows when the envelope is acceptable.';
 
 -- COMMENT chat_private FUNCTION retention_due()
-COMMENT ON FUNCTION chat_private.retention_due() IS 'Per retention rule: its setting in days (0: off) and how many chats, batches or deleted-request ids it would delete now.';
+COMMENT ON FUNCTION chat_private.retention_due() IS 'Per retention rule: its setting in days (0: off) and how many chats, batches, deleted-request ids, idempotency keys, webhook deliveries or failed jobs it would delete now.';
 
 -- COMMENT chat_private FUNCTION run_retention()
-COMMENT ON FUNCTION chat_private.run_retention() IS 'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, and expired deleted-request ids. Skips rows a client holds.';
+COMMENT ON FUNCTION chat_private.run_retention() IS 'One retention step (the worker''s data_retention task calls it until nothing is due): deletes up to retention_batch_size due chats, or chats of the oldest due batch, expired deleted-request ids, and expired idempotency keys, finished webhook deliveries and permanently failed jobs. Skips rows a client holds.';
 
 -- COMMENT chat_private FUNCTION service_gauges()
 COMMENT ON FUNCTION chat_private.service_gauges() IS 'The counts behind the database gauges of /metrics (receipts, pending requests, turns, job queue, chat queues, lease recoveries, stuck chats, batches), as one JSON object.';
@@ -1636,7 +1699,9 @@ CREATE FUNCTION chat_private._close_turn(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql
     AS $$
 begin
-  update chat_private.turn_progress set finished_at = now() where chat_id = p_chat_id and finished_at is null;
+  with closed as (
+    update chat_private.turn_progress set finished_at = now(), candidate_value = null
+    where chat_id = p_chat_id and finished_at is null)
   delete from chat_private.chat_leases where chat_id = p_chat_id;
 end;
 $$;
@@ -1706,6 +1771,13 @@ begin
     end if;
     perform chat_private.notify_batch(v_item.batch_id, 'progress');
   end loop;
+  -- Their webhook deliveries go too (a pending one is never sent: it would send the receiver to a Response that
+  -- reads as deleted). A delivery job left behind finds no delivery and ends.
+  delete from chat_private.webhook_deliveries d
+  where d.subject_id = any(array(select 'resp_' || replace(r.id::text, '-', '')
+                                 from chat_public.structured_output_requests r where r.chat_id = any(v_ids)));
+  get diagnostics v_rows = row_count;
+  v_counts := v_counts || jsonb_build_object('webhook_deliveries', v_rows);
   insert into chat_private.deleted_requests (id, owner_id)
   select r.id, c.owner_id from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
   where r.chat_id = any(v_ids)
@@ -1731,21 +1803,22 @@ begin
 end;
 $$;
 
--- FUNCTION chat_private _end_turn_and_promote(uuid, text, text)
-CREATE FUNCTION chat_private._end_turn_and_promote(p_chat_id uuid, p_transition text, p_from_state text) RETURNS chat_public.chat_status
+-- FUNCTION chat_private _end_turn(uuid, text, text, boolean)
+CREATE FUNCTION chat_private._end_turn(p_chat_id uuid, p_transition text, p_from_state text, p_bump boolean) RETURNS chat_public.chats
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 declare
-  v_status chat_public.chat_status;
+  v_chat chat_public.chats;
 begin
-  perform chat_private._close_turn(p_chat_id);
-  v_status := chat_private._to_state(p_transition, p_from_state,
-    case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end);
-  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
-    pending_tool_calls = '[]', requires_action_deadline_at = null
-  where id = p_chat_id;
-  return v_status;
+  update chat_public.chats c set snapshot_version = c.snapshot_version + case when p_bump then 1 else 0 end,
+    status = chat_private._to_state(p_transition, coalesce(p_from_state, chat_private.chat_state(c)),
+      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
+           then 'running' else 'waiting' end),
+    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
+  where c.id = p_chat_id
+  returning * into v_chat;
+  return v_chat;
 end;
 $$;
 
@@ -1898,6 +1971,26 @@ CREATE FUNCTION chat_private._open_turn(p_chat_id uuid) RETURNS chat_private.tur
     AS $$
 begin
   return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
+end;
+$$;
+
+-- FUNCTION chat_private _promote_after_turn(chat_public.chats)
+CREATE FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) RETURNS chat_public.chats
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_chat chat_public.chats;
+begin
+  perform chat_private._close_turn(p_chat.id);
+  if p_chat.status <> 'running' then
+    return p_chat;
+  end if;
+  if chat_private._promote_queue_head(p_chat.id) is null then
+    raise exception 'the queue head of chat % vanished under the chat lock', p_chat.id using errcode = 'XX000';
+  end if;
+  select * into v_chat from chat_public.chats where id = p_chat.id;
+  return v_chat;
 end;
 $$;
 
@@ -2106,6 +2199,12 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private accept_structured_request(uuid, jsonb, boolean)
+CREATE FUNCTION chat_private.accept_structured_request(p_chat_id uuid, p_json_schema jsonb, p_check_experiment boolean DEFAULT true) RETURNS uuid
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._accept_structured_request(p_chat_id, p_json_schema, p_check_experiment); end $$;
+
 -- FUNCTION chat_private acquire_lease(uuid, text, integer)
 CREATE FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer DEFAULT NULL::integer) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2134,6 +2233,12 @@ begin
   return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$;
+
+-- FUNCTION chat_private active_request(uuid)
+CREATE FUNCTION chat_private.active_request(p_chat_id uuid) RETURNS uuid
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin return chat_private._active_request(p_chat_id); end $$;
 
 -- FUNCTION chat_private agent_child(uuid, uuid)
 CREATE FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) RETURNS chat_public.chats
@@ -2189,6 +2294,24 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private apply_progress(uuid, jsonb, bigint[])
+CREATE FUNCTION chat_private.apply_progress(p_chat_id uuid, p_progress jsonb, p_message_ids bigint[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin perform chat_private._apply_progress(p_chat_id, p_progress, p_message_ids); end $$;
+
+-- FUNCTION chat_private begin_transition(uuid, text, uuid)
+CREATE FUNCTION chat_private.begin_transition(p_chat_id uuid, p_transition text, p_owner uuid DEFAULT NULL::uuid) RETURNS chat_public.chats
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._begin_transition(p_chat_id, p_transition, p_owner); end $$;
+
+-- FUNCTION chat_private begin_worker_transition(uuid, text, uuid, bigint, bigint)
+CREATE FUNCTION chat_private.begin_worker_transition(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint) RETURNS chat_public.chats
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._begin_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt, false); end $$;
+
 -- FUNCTION chat_private cancel_batch_as(uuid, uuid, text)
 CREATE FUNCTION chat_private.cancel_batch_as(p_batch_id uuid, p_owner uuid, p_reason text) RETURNS chat_public.batches
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2223,6 +2346,14 @@ begin
   return v_batch;
 end;
 $$;
+
+-- FUNCTION chat_private cancel_pending_calls(uuid, text)
+CREATE FUNCTION chat_private.cancel_pending_calls(p_chat_id uuid, p_reason text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin
+  perform chat_private._cancel_pending_calls(p_chat_id, p_reason, (select c.status from chat_public.chats c where c.id = p_chat_id));
+end $$;
 
 -- FUNCTION chat_private cancel_requires_action(uuid)
 CREATE FUNCTION chat_private.cancel_requires_action(p_chat_id uuid) RETURNS boolean
@@ -2404,19 +2535,18 @@ CREATE FUNCTION chat_private.commit_step(p_chat_id uuid, p_runner_id uuid, p_his
 declare
   v_ids bigint[];
   v_chat chat_public.chats;
-  v_runner uuid;
 begin
-  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence.
-  perform chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
+  -- Every row _insert_worker_messages accepts is history, so a non-empty array moves the fence: the chat comes back
+  -- as that one UPDATE left it, and it is final, since the rows inserted next find the fence current and write the
+  -- chat no more (_fence_history). It serves the notification and the new fence; the lease is p_runner_id's (the
+  -- lock checked it is live, and nothing here changes it): what current_fence would read, without reading it.
+  v_chat := chat_private._begin_worker_transition(p_chat_id, 'commit_step', p_runner_id, p_history_version,
     p_generation_attempt, case when jsonb_typeof(p_messages) = 'array' then jsonb_array_length(p_messages) > 0 else false end);
   v_ids := chat_private._insert_worker_messages(p_chat_id, p_messages);
   perform chat_private._apply_progress(p_chat_id, p_progress, v_ids);
   perform pg_notify('chatd:chat:' || p_chat_id || ':parts', d) from unnest(p_deltas) with ordinality u(d, n) order by n;
-  -- The chat as the history fence left it serves the notification and, with the lease, current_fence's answer.
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'step');
-  select l.runner_id into v_runner from chat_private.chat_leases l where l.chat_id = p_chat_id;
-  return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
+  return (p_runner_id, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
 $$;
 
@@ -2526,6 +2656,7 @@ declare
   v_message bigint;
   v_result chat_public.chat_input_result;
   v_request_sha256 text;
+  v_chat chat_public.chats;
 begin
   -- Without a key there is nothing to look up, lock or remember: both idempotency helpers return at once for null.
   if p_idempotency_key is not null then
@@ -2551,11 +2682,13 @@ begin
   -- both are the columns' defaults (migration 0063), so its first history row (the input below) finds the fence
   -- current and no second row version is written for it. It is born running, so none is written for its status
   -- either: it is enqueued once, by the turn_progress insert of its first turn below (a chat inserted with its
-  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql).
+  -- history is not enqueued by its own insert; see the _900_enqueue_run triggers in 020_triggers.sql). So the row
+  -- inserted here is the chat as this transition leaves it, and it serves the notification below.
   insert into chat_public.chats (owner_id, title, model_config_id, status, plan_mode, workspace, dynamic_tools)
   values (p_owner, p_title, v_model, 'running', coalesce(p_plan_mode, false), p_workspace,
           coalesce(p_dynamic_tools, '[]'))
-  returning id into v_chat_id;
+  returning * into v_chat;
+  v_chat_id := v_chat.id;
   if p_format is not null then
     v_request := chat_private._accept_structured_request(v_chat_id, p_format, p_check_experiment);
   end if;
@@ -2566,7 +2699,8 @@ begin
   if p_idempotency_key is not null then
     perform chat_private.remember_result(p_owner, p_idempotency_key, 'create_chat', to_jsonb(v_result), v_request_sha256);
   end if;
-  perform chat_private.notify_chat(v_chat_id, 'created');
+  -- notify_chat_row: a new chat is running, so only its own channel applies (see notify_chat).
+  perform chat_private.notify_chat_row(v_chat, 'created');
   return v_result;
 end;
 $$;
@@ -2610,6 +2744,21 @@ begin
   return v_started;
 end;
 $$;
+
+-- FUNCTION chat_private end_turn_and_promote(uuid)
+CREATE FUNCTION chat_private.end_turn_and_promote(p_chat_id uuid) RETURNS chat_public.chat_status
+    LANGUAGE plpgsql
+    AS $$
+declare
+  v_status chat_public.chat_status;
+begin
+  perform chat_private._close_turn(p_chat_id);
+  v_status := case when chat_private._promote_queue_head(p_chat_id) is null then 'waiting' else 'running' end;
+  update chat_public.chats set status = v_status, retry_state = null, last_error = null,
+    pending_tool_calls = '[]', requires_action_deadline_at = null
+  where id = p_chat_id;
+  return v_status;
+end $$;
 
 -- FUNCTION chat_private enqueue_chat_run(uuid)
 CREATE FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) RETURNS void
@@ -2664,6 +2813,12 @@ begin
   return coalesce((select enabled from chat_private.experiments where name = p_name), false);
 end;
 $$;
+
+-- FUNCTION chat_private fail_turn(uuid, text, text)
+CREATE FUNCTION chat_private.fail_turn(p_chat_id uuid, p_kind text, p_message text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin perform chat_private._fail_turn(p_chat_id, p_kind, p_message); end $$;
 
 -- FUNCTION chat_private fill_batch_slot(chat_public.batches, integer)
 CREATE FUNCTION chat_private.fill_batch_slot(p_batch chat_public.batches, p_slot integer) RETURNS boolean
@@ -2751,7 +2906,9 @@ begin
   if v_request is not null then
     perform chat_private._write_receipt(v_request, 'canceled', 'interrupted');
   end if;
-  v_status := chat_private._end_turn_and_promote(p_chat_id, 'finish_interruption', 'interrupting');
+  -- The bump was _begin_worker_transition's (the receipt carries it), so _end_turn only sets the end state.
+  v_status := (chat_private._promote_after_turn(
+    chat_private._end_turn(p_chat_id, 'finish_interruption', 'interrupting', false))).status;
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
@@ -2771,13 +2928,7 @@ declare
 begin
   perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                    p_generation_attempt);
-  update chat_public.chats c set snapshot_version = c.snapshot_version + 1,
-    status = chat_private._to_state('finish_turn', chat_private.chat_state(c),
-      case when exists (select 1 from chat_public.chat_queued_messages q where q.chat_id = p_chat_id)
-           then 'running' else 'waiting' end),
-    retry_state = null, last_error = null, pending_tool_calls = '[]', requires_action_deadline_at = null
-  where c.id = p_chat_id
-  returning * into v_chat;
+  v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
   -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
   -- version), so it has no receipt yet and _record_receipt writes the only one.
@@ -2801,17 +2952,9 @@ begin
       raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
     end if;
   end if;
-  -- The status is set (above): the turn closes, and running means the queue has a head, which this transaction's
-  -- lock kept there.
-  perform chat_private._close_turn(p_chat_id);
-  if v_chat.status = 'running' then
-    if chat_private._promote_queue_head(p_chat_id) is null then
-      raise exception 'the queue head of chat % vanished under the chat lock', p_chat_id using errcode = 'XX000';
-    end if;
-  end if;
+  v_chat := chat_private._promote_after_turn(v_chat);
   -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
   -- interrupting chats and history resets).
-  select * into v_chat from chat_public.chats where id = p_chat_id;
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
   return v_chat.status;
 end;
@@ -2846,6 +2989,12 @@ CREATE FUNCTION chat_private.graphql_tagged(p_comment text, p_tags text) RETURNS
     AS $$
   select p_tags || coalesce(E'\n' || nullif(regexp_replace(coalesce(p_comment, ''), '^(@[^\n]*\n?)+', ''), ''), '');
 $$;
+
+-- FUNCTION chat_private idempotent_result(uuid, text, text)
+CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private.idempotent_result(p_owner, p_key, p_operation, null::text); end $$;
 
 -- FUNCTION chat_private idempotent_result(uuid, text, text, text)
 CREATE FUNCTION chat_private.idempotent_result(p_owner uuid, p_key text, p_operation text, p_request_sha256 text) RETURNS jsonb
@@ -2958,12 +3107,33 @@ begin
 end;
 $_$;
 
+-- FUNCTION chat_private insert_input(uuid, jsonb, uuid, uuid)
+CREATE FUNCTION chat_private.insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._insert_input(p_chat_id, p_content, p_request_id, p_created_by); end $$;
+
+-- FUNCTION chat_private insert_worker_messages(uuid, jsonb)
+CREATE FUNCTION chat_private.insert_worker_messages(p_chat_id uuid, p_messages jsonb) RETURNS bigint[]
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._insert_worker_messages(p_chat_id, p_messages); end $$;
+
 -- FUNCTION chat_private lease_row_is_live(timestamp with time zone)
 CREATE FUNCTION chat_private.lease_row_is_live(p_expires_at timestamp with time zone) RETURNS boolean
     LANGUAGE sql STABLE
     AS $$
   select p_expires_at > now();
 $$;
+
+-- FUNCTION chat_private lock_worker_chat(uuid, text, uuid, bigint, bigint, boolean)
+CREATE FUNCTION chat_private.lock_worker_chat(p_chat_id uuid, p_transition text, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_history_changes boolean) RETURNS chat_public.chats
+    LANGUAGE plpgsql
+    AS $$
+begin
+  return chat_private._begin_worker_transition(p_chat_id, p_transition, p_runner_id, p_history_version, p_generation_attempt,
+                                               p_history_changes);
+end $$;
 
 -- FUNCTION chat_private notify_batch(uuid, text)
 CREATE FUNCTION chat_private.notify_batch(p_batch_id uuid, p_change text) RETURNS void
@@ -3000,6 +3170,12 @@ CREATE FUNCTION chat_private.notify_chat_row(p_chat chat_public.chats, p_change 
     AS $$
   select pg_catalog.pg_notify('chatd:chat:' || (p_chat).id, chat_private.chat_notification(p_chat, p_change));
 $$;
+
+-- FUNCTION chat_private open_turn(uuid)
+CREATE FUNCTION chat_private.open_turn(p_chat_id uuid) RETURNS chat_private.turn_progress
+    LANGUAGE plpgsql STABLE
+    AS $$
+begin return chat_private._open_turn(p_chat_id); end $$;
 
 -- FUNCTION chat_private openai_idempotent_response(uuid, text, text)
 CREATE FUNCTION chat_private.openai_idempotent_response(p_user uuid, p_idempotency_key text, p_body_sha256 text) RETURNS uuid
@@ -3071,7 +3247,8 @@ begin
   elsif v_active and v_chat.status = 'requires_action' then
     perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: an operator canceled the request',
       chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
-    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
+    perform chat_private._promote_after_turn(
+      chat_private._end_turn(v_chat.id, 'operator_cancel_request', 'requires_action', false));
   end if;
   perform chat_private.notify_chat(v_chat.id, 'operator_canceled');
   return v_receipt;
@@ -3120,6 +3297,8 @@ declare
   v_items integer;
   v_keys integer;
   v_tombstones integer;
+  v_endpoints integer;
+  v_deliveries integer;
 begin
   select * into v_user from chat_public.users where id = p_user_id for update;
   if not found then
@@ -3130,12 +3309,17 @@ begin
   select count(*) into v_items from chat_public.batch_items i join chat_public.batches b on b.id = i.batch_id
   where b.owner_id = p_user_id;
   with gone as (delete from chat_public.batches where owner_id = p_user_id returning 1) select count(*) into v_batches from gone;
+  select count(*) into v_deliveries from chat_private.webhook_deliveries d
+  join chat_private.webhook_endpoints e on e.id = d.endpoint_id where e.owner_id = p_user_id;
+  with gone as (delete from chat_private.webhook_endpoints where owner_id = p_user_id returning 1)
+  select count(*) into v_endpoints from gone;
   with gone as (delete from chat_private.idempotency_keys where owner_id = p_user_id returning 1) select count(*) into v_keys from gone;
   with gone as (delete from chat_private.deleted_requests where owner_id = p_user_id returning 1)
   select count(*) into v_tombstones from gone;
   delete from chat_public.users where id = p_user_id;
   return jsonb_build_object('user_id', v_user.id, 'name', v_user.name) || v_report || jsonb_build_object(
-    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones);
+    'batches', v_batches, 'batch_items', v_items, 'idempotency_keys', v_keys, 'deleted_request_ids', v_tombstones,
+    'webhook_endpoints', v_endpoints, 'webhook_deliveries', coalesce((v_report ->> 'webhook_deliveries')::int, 0) + v_deliveries);
 end;
 $$;
 
@@ -3215,6 +3399,24 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private promote_queue_head(uuid)
+CREATE FUNCTION chat_private.promote_queue_head(p_chat_id uuid) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._promote_queue_head(p_chat_id); end $$;
+
+-- FUNCTION chat_private queue_message(uuid, jsonb, uuid, uuid, boolean)
+CREATE FUNCTION chat_private.queue_message(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid, p_at_head boolean) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._queue_message(p_chat_id, p_content, p_request_id, p_created_by, p_at_head); end $$;
+
+-- FUNCTION chat_private record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)
+CREATE FUNCTION chat_private.record_receipt(p_request_id uuid, p_chat_id uuid, p_status chat_public.structured_output_status, p_code text, p_message text, p_value jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._record_receipt(p_request_id, p_chat_id, p_status, p_code, p_message, p_value); end $$;
+
 -- FUNCTION chat_private record_retry_state(uuid, uuid, bigint, bigint, jsonb)
 CREATE FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3241,6 +3443,12 @@ CREATE FUNCTION chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) RET
     AS $$
   delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;
 $$;
+
+-- FUNCTION chat_private remember_result(uuid, text, text, jsonb)
+CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin perform chat_private.remember_result(p_owner, p_key, p_operation, p_result, null::text); end $$;
 
 -- FUNCTION chat_private remember_result(uuid, text, text, jsonb, text)
 CREATE FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_operation text, p_result jsonb, p_request_sha256 text) RETURNS void
@@ -3420,10 +3628,16 @@ CREATE FUNCTION chat_private.retention_due() RETURNS TABLE(rule text, days integ
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
   select r.rule, coalesce(chat_private.setting_int(r.setting), 0),
-    (select count(*) from chat_private.retention_candidates(r.rule, 2147483647))
-  from (values ('archived_chats', 'retention_archived_chat_days'), ('idle_chats', 'retention_idle_chat_days'),
-               ('finished_batches', 'retention_finished_batch_days'), ('deleted_requests', 'deleted_request_days'))
-       r (rule, setting);
+    case when r.transient then (select count(*) from chat_private.transient_candidates(r.rule, 2147483647))
+         else (select count(*) from chat_private.retention_candidates(r.rule, 2147483647)) end
+  from (values ('archived_chats', 'retention_archived_chat_days', false),
+               ('idle_chats', 'retention_idle_chat_days', false),
+               ('finished_batches', 'retention_finished_batch_days', false),
+               ('deleted_requests', 'deleted_request_days', false),
+               ('idempotency_keys', 'idempotency_key_days', true),
+               ('webhook_deliveries', 'webhook_delivery_days', true),
+               ('failed_jobs', 'failed_job_days', true))
+       r (rule, setting, transient);
 $$;
 
 -- FUNCTION chat_private run_retention()
@@ -3438,6 +3652,9 @@ declare
   v_report jsonb;
   v_batches integer := 0;
   v_requests integer;
+  v_keys integer;
+  v_deliveries integer;
+  v_jobs integer;
 begin
   select coalesce(array_agg(s.id), '{}') into v_chats from (
     select c.id from chat_public.chats c
@@ -3459,12 +3676,25 @@ begin
   end if;
   v_report := chat_private._delete_chats(v_chats);
   if v_batches = 1 then
+    delete from chat_private.webhook_deliveries where subject_id = 'batch_' || replace(v_batch::text, '-', '');
     delete from chat_public.batches where id = v_batch;
   end if;
   with gone as (delete from chat_private.deleted_requests where id in
                   (select id from chat_private.retention_candidates('deleted_requests', v_limit)) returning 1)
   select count(*) into v_requests from gone;
-  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests);
+  delete from chat_private.idempotency_keys k
+  using chat_private.transient_candidates('idempotency_keys', v_limit) t
+  where k.owner_id = t.owner_id and k.key = t.key;
+  get diagnostics v_keys = row_count;
+  -- The status is checked again on the row itself: a replay may have made the delivery pending meanwhile.
+  delete from chat_private.webhook_deliveries d
+  where d.id in (select t.id from chat_private.transient_candidates('webhook_deliveries', v_limit) t)
+    and d.status <> 'pending';
+  get diagnostics v_deliveries = row_count;
+  select count(*) into v_jobs from graphile_worker.complete_jobs(array(
+    select t.id from chat_private.transient_candidates('failed_jobs', v_limit) t));
+  return jsonb_build_object('chats', (v_report ->> 'chats')::int, 'batches', v_batches, 'deleted_request_ids', v_requests,
+    'idempotency_keys', v_keys, 'webhook_deliveries', v_deliveries, 'failed_jobs', v_jobs);
 end;
 $$;
 
@@ -3590,6 +3820,12 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private start_turn(uuid, bigint, uuid)
+CREATE FUNCTION chat_private.start_turn(p_chat_id uuid, p_input_message_id bigint, p_request_id uuid) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+begin perform chat_private._start_turn(p_chat_id, p_input_message_id, p_request_id); end $$;
+
 -- FUNCTION chat_private sweep_batches(interval)
 CREATE FUNCTION chat_private.sweep_batches(p_stale interval DEFAULT '00:00:30'::interval) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
@@ -3635,6 +3871,8 @@ declare
   v_recoveries integer;
   v_lease interval := make_interval(secs => chat_private.setting_int('lease_seconds'));
   v_epoch chat_private.server_epoch := chat_private._server_epoch();
+  v_dead_workers text[];
+  v_dead_runs bigint[];
 begin
   for v_chat in
     select c.id, l.chat_id is not null as had_lease from chat_public.chats c
@@ -3669,15 +3907,20 @@ begin
     end if;
     perform chat_private.enqueue_chat_run(v_chat.id);
   end loop;
-  -- chat_run jobs that dead workers hold (fetched, never finished) only wake chats, which the loop above has woken
-  -- again: they are removed, so the queue shows each job once in its real state (chat_private.job_queue).
-  -- Graphile Worker's own removal (complete_jobs, remove_job) leaves a job locked less than four hours alone, so
-  -- this one write goes to its table; every read here uses its public view graphile_worker.jobs.
-  delete from graphile_worker._private_jobs j
-  using graphile_worker.jobs v, chat_private.worker_processes w
-  where v.id = j.id and v.task_identifier = 'chat_run' and w.queue_id = j.locked_by
-    and not chat_private.worker_row_is_live(w.expires_at)
-    and j.locked_at is not null;
+  -- Jobs that dead workers hold (fetched, never finished) are unlocked through Graphile Worker's public API
+  -- (force_unlock_workers: the other tasks' jobs run again now rather than after its four-hour lock timeout), and
+  -- their chat_run jobs, which only wake chats the loop above has woken again, removed (complete_jobs, which takes
+  -- unlocked jobs only: hence the ids first), so the queue shows each job once in its real state
+  -- (chat_private.job_queue). Both in this transaction: no other worker fetches a job in between.
+  select array_agg(w.queue_id) into v_dead_workers from chat_private.worker_processes w
+  where not chat_private.worker_row_is_live(w.expires_at)
+    and exists (select 1 from graphile_worker.jobs j where j.locked_by = w.queue_id);
+  if v_dead_workers is not null then
+    select array_agg(j.id) into v_dead_runs from graphile_worker.jobs j
+    where j.task_identifier = 'chat_run' and j.locked_by = any(v_dead_workers);
+    perform graphile_worker.force_unlock_workers(v_dead_workers);
+    perform graphile_worker.complete_jobs(coalesce(v_dead_runs, '{}'));
+  end if;
   delete from chat_private.worker_processes w
   where w.expires_at < now() - interval '1 hour'
     and not exists (select 1 from graphile_worker.jobs j where j.locked_by = w.queue_id);
@@ -3899,6 +4142,36 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private transient_candidates(text, integer)
+CREATE FUNCTION chat_private.transient_candidates(p_rule text, p_limit integer) RETURNS TABLE(owner_id uuid, key text, id bigint)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_days integer;
+begin
+  v_days := chat_private.setting_int(case p_rule when 'idempotency_keys' then 'idempotency_key_days'
+                                                 when 'webhook_deliveries' then 'webhook_delivery_days'
+                                                 when 'failed_jobs' then 'failed_job_days' end);
+  if coalesce(v_days, 0) <= 0 then
+    return;
+  end if;
+  if p_rule = 'idempotency_keys' then
+    return query select k.owner_id, k.key, null::bigint from chat_private.idempotency_keys k
+      where k.created_at < now() - make_interval(days => v_days) and k.key not like 'batch:%' and k.key not like 'agent:%'
+      order by k.created_at limit p_limit;
+  elsif p_rule = 'webhook_deliveries' then
+    return query select null::uuid, null::text, d.id from chat_private.webhook_deliveries d
+      where d.created_at < now() - make_interval(days => v_days) and d.status <> 'pending'
+      order by d.created_at limit p_limit;
+  elsif p_rule = 'failed_jobs' then
+    return query select null::uuid, null::text, j.id from graphile_worker.jobs j
+      where j.attempts >= j.max_attempts and j.locked_at is null and j.updated_at < now() - make_interval(days => v_days)
+      order by j.updated_at limit p_limit;
+  end if;
+end;
+$$;
+
 -- FUNCTION chat_private turn_state(uuid)
 CREATE FUNCTION chat_private.turn_state(p_chat_id uuid) RETURNS json
     LANGUAGE plpgsql
@@ -4097,7 +4370,6 @@ $$;
 -- FUNCTION chat_private webhook_response_event(chat_public.structured_output_status, text)
 CREATE FUNCTION chat_private.webhook_response_event(p_status chat_public.structured_output_status, p_code text) RETURNS text
     LANGUAGE sql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
   select case
     when p_status = 'succeeded' or p_code = 'refused' then 'response.completed'
@@ -4178,6 +4450,12 @@ CREATE FUNCTION chat_private.worker_row_is_live(p_expires_at timestamp with time
     AS $$
   select p_expires_at > now();
 $$;
+
+-- FUNCTION chat_private write_receipt(uuid, chat_public.structured_output_status, text, text, jsonb)
+CREATE FUNCTION chat_private.write_receipt(p_request_id uuid, p_status chat_public.structured_output_status, p_code text DEFAULT NULL::text, p_message text DEFAULT NULL::text, p_value jsonb DEFAULT NULL::jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+begin return chat_private._write_receipt(p_request_id, p_status, p_code, p_message, p_value); end $$;
 
 -- FUNCTION chat_public add_webhook_endpoint(text, text[])
 CREATE FUNCTION chat_public.add_webhook_endpoint(url text, events text[] DEFAULT NULL::text[]) RETURNS chat_public.webhook_endpoint_secret
@@ -4604,7 +4882,8 @@ begin
     perform chat_private._write_receipt(v_request.id, 'canceled', 'interrupted', 'The client canceled the Response.');
     perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the client canceled the Response',
       chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
-    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
+    perform chat_private._promote_after_turn(
+      chat_private._end_turn(v_chat.id, 'operator_cancel_request', 'requires_action', false));
     perform chat_private.notify_chat(v_chat.id, 'status');
   end if;
   return true;
@@ -5035,6 +5314,12 @@ CREATE INDEX deleted_requests_deleted_at ON chat_private.deleted_requests USING 
 -- INDEX chat_private deleted_requests_owner
 CREATE INDEX deleted_requests_owner ON chat_private.deleted_requests USING btree (owner_id);
 
+-- INDEX chat_private idempotency_keys_created_at
+CREATE INDEX idempotency_keys_created_at ON chat_private.idempotency_keys USING btree (created_at);
+
+-- INDEX chat_private idempotency_keys_result_chat
+CREATE INDEX idempotency_keys_result_chat ON chat_private.idempotency_keys USING btree (((result ->> 'chat_id'::text)));
+
 -- INDEX chat_private model_configs_one_default
 CREATE UNIQUE INDEX model_configs_one_default ON chat_private.model_configs USING btree (is_default) WHERE is_default;
 
@@ -5044,14 +5329,23 @@ CREATE INDEX openai_responses_chat ON chat_private.openai_responses USING btree 
 -- INDEX chat_private turn_progress_chat
 CREATE INDEX turn_progress_chat ON chat_private.turn_progress USING btree (chat_id);
 
+-- INDEX chat_private turn_progress_input_message
+CREATE INDEX turn_progress_input_message ON chat_private.turn_progress USING btree (input_message_id);
+
 -- INDEX chat_private turn_progress_one_open_turn
 CREATE UNIQUE INDEX turn_progress_one_open_turn ON chat_private.turn_progress USING btree (chat_id) WHERE (finished_at IS NULL);
 
 -- INDEX chat_private turn_progress_request
 CREATE INDEX turn_progress_request ON chat_private.turn_progress USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
 
+-- INDEX chat_private webhook_deliveries_created_at
+CREATE INDEX webhook_deliveries_created_at ON chat_private.webhook_deliveries USING btree (created_at);
+
 -- INDEX chat_private webhook_deliveries_endpoint
 CREATE INDEX webhook_deliveries_endpoint ON chat_private.webhook_deliveries USING btree (endpoint_id, id);
+
+-- INDEX chat_private webhook_deliveries_subject
+CREATE INDEX webhook_deliveries_subject ON chat_private.webhook_deliveries USING btree (subject_id);
 
 -- INDEX chat_private webhook_endpoints_owner
 CREATE INDEX webhook_endpoints_owner ON chat_private.webhook_endpoints USING btree (owner_id);
@@ -5080,11 +5374,17 @@ CREATE INDEX batches_owner ON chat_public.batches USING btree (owner_id, created
 -- INDEX chat_public chat_messages_chat
 CREATE INDEX chat_messages_chat ON chat_public.chat_messages USING btree (chat_id, id);
 
+-- INDEX chat_public chat_messages_created_by
+CREATE INDEX chat_messages_created_by ON chat_public.chat_messages USING btree (created_by) WHERE (created_by IS NOT NULL);
+
 -- INDEX chat_public chat_messages_one_receipt_per_request
 CREATE UNIQUE INDEX chat_messages_one_receipt_per_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (kind = 'receipt'::chat_public.message_kind);
 
 -- INDEX chat_public chat_messages_request
 CREATE INDEX chat_messages_request ON chat_public.chat_messages USING btree (structured_output_request_id) WHERE (structured_output_request_id IS NOT NULL);
+
+-- INDEX chat_public chat_queued_messages_created_by
+CREATE INDEX chat_queued_messages_created_by ON chat_public.chat_queued_messages USING btree (created_by) WHERE (created_by IS NOT NULL);
 
 -- INDEX chat_public chat_queued_messages_order
 CREATE INDEX chat_queued_messages_order ON chat_public.chat_queued_messages USING btree (chat_id, "position");

@@ -248,7 +248,8 @@ begin
     perform chat_private._write_receipt(v_request.id, 'canceled', 'interrupted', 'The client canceled the Response.');
     perform chat_private._cancel_pending_calls(v_chat.id, 'canceled: the client canceled the Response',
       chat_private._to_state('operator_cancel_request', 'requires_action', 'running'));
-    perform chat_private._end_turn_and_promote(v_chat.id, 'operator_cancel_request', 'requires_action');
+    perform chat_private._promote_after_turn(
+      chat_private._end_turn(v_chat.id, 'operator_cancel_request', 'requires_action', false));
     perform chat_private.notify_chat(v_chat.id, 'status');
   end if;
   return true;
