@@ -1,6 +1,6 @@
 // `client.events(chatId)`: chatEvents as an async iterator that reconnects by itself. The server replays every
 // message after the cursor it is given, in id order, then streams; this iterator keeps the cursor (the last message
-// rowId it yielded) and resubscribes from it after a dropped socket, a server restart or STREAM_INTERRUPTED, and
+// rowId it yielded) and resubscribes from it after a dropped socket, a server restart, STREAM_INTERRUPTED or UNAVAILABLE, and
 // drops any message at or below the cursor, so no message is repeated or skipped across reconnects.
 import { CHAT_EVENTS } from "./documents.ts";
 import { ChatdAuthError, ChatdError, ChatdNetworkError, requestError, type GraphQLErrorEntry } from "./errors.ts";
@@ -70,8 +70,12 @@ function permanentError(error: unknown): Error | null {
   return null;
 }
 
+// UNAVAILABLE is chatd's database failing over or restarting under the stream: the replay from the cursor makes a
+// resubscription lose nothing, as after STREAM_INTERRUPTED.
+const RECONNECT_CODES = new Set(["STREAM_INTERRUPTED", "UNAVAILABLE"]);
+
 function streamErrors(errors: GraphQLErrorEntry[]): Error | null {
-  if (errors.every((entry) => entry.extensions?.code === "STREAM_INTERRUPTED")) return null;
+  if (errors.every((entry) => RECONNECT_CODES.has(String(entry.extensions?.code)))) return null;
   return requestError(errors);
 }
 

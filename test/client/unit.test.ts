@@ -107,9 +107,10 @@ test("events: after a drop it resubscribes from the last id it yielded and drops
   assert.equal(types, ["message", "message", "previewReset", "message"]);
 });
 
-test("events: STREAM_INTERRUPTED reconnects; another GraphQL error ends the iteration with it; maxReconnects bounds failures", async () => {
-  const { transport } = scriptedTransport((n, _variables, sink) => {
+test("events: STREAM_INTERRUPTED and UNAVAILABLE reconnect; another GraphQL error ends the iteration with it; maxReconnects bounds failures", async () => {
+  const { transport, subscriptions } = scriptedTransport((n, _variables, sink) => {
     if (n === 0) sink.next({ errors: [{ message: "interrupted", extensions: { code: "STREAM_INTERRUPTED" } }] });
+    else if (n === 1) sink.error([{ message: "database failing over", extensions: { code: "UNAVAILABLE" } }]);
     else sink.error([{ message: "chat not found", extensions: { code: "NOT_FOUND" } }]);
   });
   try {
@@ -119,6 +120,7 @@ test("events: STREAM_INTERRUPTED reconnects; another GraphQL error ends the iter
     assert.instance(error, ChatdRequestError);
     assert.is((error as ChatdRequestError).code, "NOT_FOUND");
   }
+  assert.is(subscriptions.length, 3, "two reconnects before the refusal");
   const dropping = scriptedTransport((_n, _variables, sink) => sink.error({ code: 1006 }));
   try {
     for await (const _event of chatEvents(dropping.transport, "c", { maxReconnects: 1 })) assert.unreachable("no events");
