@@ -15,6 +15,8 @@ const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   INVALID_INPUT: 400, INVALID_RESPONSE_FORMAT: 400, RESERVED_TOOL_NAME: 400, UNSUPPORTED_MEDIA_TYPE: 415,
   UNAUTHENTICATED: 401, FORBIDDEN: 403, STRUCTURED_OUTPUT_DISABLED: 403, NOT_FOUND: 404, METHOD_NOT_ALLOWED: 405,
   TRANSITION_NOT_ALLOWED: 409, PAYLOAD_TOO_LARGE: 413, TOO_MANY_STREAMS: 429, INTERNAL: 500,
+  // The database is failing over or restarting: a 5xx, so clients and proxies retry it (keys make that safe).
+  UNAVAILABLE: 503,
 };
 
 export function statusOfCode(code: string): number {
