@@ -25,12 +25,13 @@ import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batc
 import { makeRetentionTask, RETENTION_TASK, scheduleRetention } from "./retention.ts";
 import { makeWebhookDeliverTask, sweepWebhooks } from "./webhook-task.ts";
 import { makeChatRunTask } from "./chat-run.ts";
-import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
 import type { RuntimeDeps, RuntimeStats } from "./loop/runtime.ts";
 import type { StopReason } from "./loop/types.ts";
 import { createWorkerPools, poolSizeFromEnv } from "./pools.ts";
 import { makeDeadlineTask } from "./requires-action-deadline.ts";
+import { stallSecondsFromEnv, superviseRunner } from "./supervision.ts";
+import { fault, parseFaults, type Faults } from "./faults.ts";
 
 /** The exit status of a worker process whose job runner stopped on its own (EX_SOFTWARE). */
 export const RUNNER_LOST_EXIT_CODE = 70;
@@ -63,6 +64,9 @@ export interface WorkerOptions {
   poolSize?: number;
   /** How long start-up waits for the database (default: CHATD_DB_WAIT_SECONDS, else 60). */
   startupWaitSeconds?: number;
+  /** How long the job runner may take no job, with a free slot and jobs waiting, before the worker counts it lost
+   * (worker/supervision.ts; default: CHATD_WORKER_STALL_SECONDS, else 60). */
+  stallSeconds?: number;
   /** Called when the job runner stopped without stop() (default: exit with RUNNER_LOST_EXIT_CODE). */
   onRunnerLost?: (error: unknown) => void;
 }
@@ -172,14 +176,24 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     taskList,
   });
   pools.startRetrying();
+  // Fault injection (tests): the queue pool stops handing out connections, so the runner stops taking jobs silently.
+  if (faults.queue_checkout != null) {
+    const connect = pools.queuePool.connect.bind(pools.queuePool) as () => Promise<pg.PoolClient>;
+    (pools.queuePool as { connect: unknown }).connect = (...args: unknown[]) =>
+      args.length === 0 ? (fault(faults, "queue_checkout") ?? connect()) : (connect as (...a: unknown[]) => void)(...args);
+  }
   const onRunnerLost = options.onRunnerLost ?? (() => process.exit(RUNNER_LOST_EXIT_CODE));
+  let lostOnce = false;
   const lost = (error: unknown) => {
-    if (stopping) return;
+    if (stopping || lostOnce) return;
+    lostOnce = true;
     log.fatal({ err: error, exit_code: RUNNER_LOST_EXIT_CODE },
       "the job runner stopped on its own: exiting so that a supervisor starts a new worker");
     onRunnerLost(error);
   };
   void runner.promise.then(() => lost(new Error("the job runner finished")), lost);
+  const stopSupervision = superviseRunner({ events, pool, health, concurrency, log, taskNames: Object.keys(taskList),
+    stallSeconds: options.stallSeconds ?? stallSecondsFromEnv(), stopping: () => stopping, lost });
   // Alive reports (sql/070 report_worker_alive): a killed worker's fetched jobs are re-run once its report lapses,
   // without waiting for a lease length. Reported every second, valid for four.
   let reporting = false;
@@ -232,6 +246,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       health.stopWaiting();
       clearInterval(timer);
       clearInterval(aliveTimer);
+      stopSupervision();
       stopRetention();
       await metrics?.close();
       // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
