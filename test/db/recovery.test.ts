@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import {
   acquire, assistantText, chatRow, chatStatus, commitStep, count, createChat, createUser, dynamicTool, enterRequiresAction,
-  expireLease, type Fence, interrupt, receipts, requestStatus, requiresActionChat, sendMessage, setStructuredExperiment,
+  expireLease, type Fence, settleServerEpoch, interrupt, receipts, requestStatus, requiresActionChat, sendMessage, setStructuredExperiment,
   structured, submitToolResults,
 } from "../support/chats.ts";
 
@@ -16,6 +16,7 @@ test.before(async () => {
   db = await createTestDatabase();
   user = await createUser(db, "recovery");
   await setStructuredExperiment(db, true);
+  await settleServerEpoch(db);
 });
 test.after(async () => {
   await db.drop();

@@ -5,6 +5,7 @@ import * as assert from "uvu/assert";
 import { createTestDatabase, sqlState, type TestDatabase } from "../support/db.ts";
 import {
   acquire, chatRow, createChat, createUser, finishError, receipts, sendMessage, setStructuredExperiment, structured,
+  settleServerEpoch,
 } from "../support/chats.ts";
 
 let db: TestDatabase;
@@ -14,6 +15,7 @@ test.before(async () => {
   db = await createTestDatabase();
   user = await createUser(db, "ops");
   await setStructuredExperiment(db, true);
+  await settleServerEpoch(db);
 });
 test.after(async () => {
   await db.drop();
