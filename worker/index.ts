@@ -37,6 +37,8 @@ import { fault, parseFaults, type Faults } from "./faults.ts";
 export const RUNNER_LOST_EXIT_CODE = 70;
 const ALIVE_REPORT_MS = 1000;
 const ALIVE_TTL_SECONDS = 4;
+/** How long a stop waits for the job runner (its running steps are aborted first, so they end at once). */
+const RUNNER_STOP_MS = 15_000;
 
 export interface WorkerOptions {
   databaseUrl: string;
@@ -251,16 +253,26 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       await metrics?.close();
       // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
       for (const abort of runs) abort("shutdown");
-      await runner.stop();
-      // Its jobs are finished or returned: nothing of this process is left for the sweep to reclaim.
-      if (queueId != null) {
+      // Bounded: a runner that stopped taking jobs (a fetch that never returns) never finishes its stop either.
+      let bound: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([runner.stop().then(() => true, (error: unknown) => {
+        log.error({ err: error }, "the job runner's stop failed");
+        return false;
+      }),
+        new Promise<false>((resolve) => (bound = setTimeout(() => resolve(false), RUNNER_STOP_MS)))]);
+      clearTimeout(bound);
+      // Its jobs are finished or returned: nothing of this process is left for the sweep to reclaim. Unless the
+      // runner did not stop: its jobs stay locked, and the sweep takes them once this process's alive report lapses.
+      if (!stopped) log.error({ after_ms: RUNNER_STOP_MS }, "the job runner did not stop in time: its jobs are left to the sweep");
+      if (queueId != null && stopped) {
         await pool.query("select chat_private.report_worker_stopped($1)", [queueId]).catch(() => undefined);
       }
       // ... and the chats it released are handed to the remaining workers now, not at their next sweep.
       await sweep();
       await closeParkedMcpConnections();
       await listener.close();
-      await pools.end();
+      // A runner that did not stop still holds queue connections, which the queue pool's end would wait for.
+      await (stopped ? pools.end() : pools.pool.end());
       log.info("worker stopped");
     },
   };

@@ -1,7 +1,8 @@
 // No zombie, whatever stops the job runner (worker/supervision.ts): a real worker process whose runner stops taking
 // jobs exits with status 70 for its supervisor, with an event (Graphile Worker shutting its runner down after a
 // failed completion batch) or without one (its queue pool never hands out a connection: fault point
-// queue_checkout). A worker that takes no job only because all its slots are busy, or because there is none, lives on.
+// queue_checkout), and its SIGTERM stop still ends. A worker that takes no job only because all its slots are busy,
+// or because there is none, lives on.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { asUser, createUser, text } from "../support/chats.ts";
@@ -55,6 +56,19 @@ test("a runner that stops taking jobs without any event: the worker exits 70 onc
   } finally {
     // A stalled runner's stop would wait for it too: this test is not about the stop.
     worker.child.kill("SIGKILL");
+    await worker.exited;
+  }
+});
+
+test("a SIGTERM stop of a worker whose runner stopped taking jobs ends (bounded), leaving its jobs to the sweep", async () => {
+  const worker = spawnFaultWorker(db.url, root, { CHATD_FAULTS: "queue_checkout:hang", CHATD_WORKER_STALL_SECONDS: "3600" });
+  try {
+    await worker.waitForLine(/worker started/);
+    worker.child.kill("SIGTERM");
+    assert.is(await exitWithin(worker, 60_000), 0, `the stop ends; ${worker.describe()}`);
+    assert.ok(worker.lines.some((line) => /did not stop in time/.test(line.msg)), "an error line says the runner did not stop");
+  } finally {
+    if (worker.alive()) worker.child.kill("SIGKILL");
     await worker.exited;
   }
 });
