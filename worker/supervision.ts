@@ -4,7 +4,8 @@
 // - the runner starting a shutdown nobody asked for (a failed completion batch, a worker that exited): Graphile
 //   Worker then waits for its running jobs, and after a failed batch its batcher's release can wait forever;
 // - the runner taking no job for `stallSeconds` while it had a free slot the whole time and a runnable job has
-//   waited at least as long (a fetch that never returns, a pool that never hands out a connection): no event at all.
+//   waited at least as long, seen at two checks (a fetch that never returns, a pool that never hands out a
+//   connection): no event at all.
 import type pg from "pg";
 import type { WorkerEvents } from "graphile-worker";
 import { isConnectionError, type DatabaseHealth } from "../src/db/pool.ts";
@@ -54,6 +55,8 @@ export function superviseRunner(s: Supervision): () => void {
     running -= 1;
   });
   let checking = false;
+  /** The runnable jobs waiting longer than the bound at the last check. */
+  let suspects = new Set<string>();
   const check = async () => {
     if (checking || s.stopping()) return;
     checking = true;
@@ -62,16 +65,27 @@ export function superviseRunner(s: Supervision): () => void {
       if (s.health.down || s.health.outages !== seenOutages || running >= s.concurrency) {
         seenOutages = s.health.outages;
         lastActive = Date.now();
+        suspects = new Set();
         return;
       }
       const idleMs = Date.now() - lastActive;
-      if (idleMs < s.stallSeconds * 1000) return;
-      const { rows } = await s.pool.query<{ waiting: boolean }>(
-        `select exists (select 1 from graphile_worker.jobs j
-                        where j.locked_at is null and j.attempts < j.max_attempts and j.task_identifier = any($2)
-                          and j.run_at < now() - make_interval(secs => $1)) as waiting`, [s.stallSeconds, s.taskNames]);
+      if (idleMs < s.stallSeconds * 1000) {
+        suspects = new Set();
+        return;
+      }
+      // Jobs in a named queue wait for their queue, not for this runner: never counted.
+      const { rows } = await s.pool.query<{ id: string }>(
+        `select j.id::text from graphile_worker.jobs j
+         where j.locked_at is null and j.attempts < j.max_attempts and j.task_identifier = any($2) and j.queue_name is null
+           and j.run_at < now() - make_interval(secs => $1)
+         order by j.id limit 20`, [s.stallSeconds, s.taskNames]);
+      // A job seen waiting at two checks: one returned or unlocked just now keeps its old run_at, and a live runner
+      // takes it within its poll interval, shorter than the time between checks.
+      const waiting = new Set(rows.map((row) => row.id));
+      const seenBefore = [...waiting].some((id) => suspects.has(id));
+      suspects = waiting;
       // Still idle after the statement, no outage meanwhile, and a job that nobody took for the whole bound.
-      if (rows[0]?.waiting === true && s.health.outages === seenOutages && Date.now() - lastActive >= s.stallSeconds * 1000
+      if (seenBefore && s.health.outages === seenOutages && Date.now() - lastActive >= s.stallSeconds * 1000
         && !s.stopping()) {
         s.lost(new Error(`the job runner took no job for ${Math.round(idleMs / 1000)} s with a free slot while jobs waited`));
       }
