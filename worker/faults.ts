@@ -18,6 +18,8 @@ export const FAULT_POINTS = [
   "after_candidate_commit", "after_placeholder_commit", "after_receipt_commit",
   // Stop hooks: after a hook answered, before anything of its answer is committed.
   "during_hook_call",
+  // Graphile Worker's queue pool hands out a connection (after start-up): `hang` stalls the job runner silently.
+  "queue_checkout",
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 export type FaultAction = "exit" | "hang" | "throw";

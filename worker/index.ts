@@ -25,17 +25,20 @@ import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batc
 import { makeRetentionTask, RETENTION_TASK, scheduleRetention } from "./retention.ts";
 import { makeWebhookDeliverTask, sweepWebhooks } from "./webhook-task.ts";
 import { makeChatRunTask } from "./chat-run.ts";
-import { parseFaults, type Faults } from "./faults.ts";
 import { ChatListener } from "./loop/listener.ts";
 import type { RuntimeDeps, RuntimeStats } from "./loop/runtime.ts";
 import type { StopReason } from "./loop/types.ts";
 import { createWorkerPools, poolSizeFromEnv } from "./pools.ts";
 import { makeDeadlineTask } from "./requires-action-deadline.ts";
+import { stallSecondsFromEnv, superviseRunner } from "./supervision.ts";
+import { fault, parseFaults, type Faults } from "./faults.ts";
 
 /** The exit status of a worker process whose job runner stopped on its own (EX_SOFTWARE). */
 export const RUNNER_LOST_EXIT_CODE = 70;
 const ALIVE_REPORT_MS = 1000;
 const ALIVE_TTL_SECONDS = 4;
+/** How long a stop waits for the job runner (its running steps are aborted first, so they end at once). */
+const RUNNER_STOP_MS = 15_000;
 
 export interface WorkerOptions {
   databaseUrl: string;
@@ -63,6 +66,9 @@ export interface WorkerOptions {
   poolSize?: number;
   /** How long start-up waits for the database (default: CHATD_DB_WAIT_SECONDS, else 60). */
   startupWaitSeconds?: number;
+  /** How long the job runner may take no job, with a free slot and jobs waiting, before the worker counts it lost
+   * (worker/supervision.ts; default: CHATD_WORKER_STALL_SECONDS, else 60). */
+  stallSeconds?: number;
   /** Called when the job runner stopped without stop() (default: exit with RUNNER_LOST_EXIT_CODE). */
   onRunnerLost?: (error: unknown) => void;
 }
@@ -172,14 +178,24 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     taskList,
   });
   pools.startRetrying();
+  // Fault injection (tests): the queue pool stops handing out connections, so the runner stops taking jobs silently.
+  if (faults.queue_checkout != null) {
+    const connect = pools.queuePool.connect.bind(pools.queuePool) as () => Promise<pg.PoolClient>;
+    (pools.queuePool as { connect: unknown }).connect = (...args: unknown[]) =>
+      args.length === 0 ? (fault(faults, "queue_checkout") ?? connect()) : (connect as (...a: unknown[]) => void)(...args);
+  }
   const onRunnerLost = options.onRunnerLost ?? (() => process.exit(RUNNER_LOST_EXIT_CODE));
+  let lostOnce = false;
   const lost = (error: unknown) => {
-    if (stopping) return;
+    if (stopping || lostOnce) return;
+    lostOnce = true;
     log.fatal({ err: error, exit_code: RUNNER_LOST_EXIT_CODE },
       "the job runner stopped on its own: exiting so that a supervisor starts a new worker");
     onRunnerLost(error);
   };
   void runner.promise.then(() => lost(new Error("the job runner finished")), lost);
+  const stopSupervision = superviseRunner({ events, pool, health, concurrency, log, taskNames: Object.keys(taskList),
+    stallSeconds: options.stallSeconds ?? stallSecondsFromEnv(), stopping: () => stopping, lost });
   // Alive reports (sql/070 report_worker_alive): a killed worker's fetched jobs are re-run once its report lapses,
   // without waiting for a lease length. Reported every second, valid for four.
   let reporting = false;
@@ -232,20 +248,31 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       health.stopWaiting();
       clearInterval(timer);
       clearInterval(aliveTimer);
+      stopSupervision();
       stopRetention();
       await metrics?.close();
       // Abandon running steps: each run releases its lease (nothing half-written is committed) ...
       for (const abort of runs) abort("shutdown");
-      await runner.stop();
-      // Its jobs are finished or returned: nothing of this process is left for the sweep to reclaim.
-      if (queueId != null) {
+      // Bounded: a runner that stopped taking jobs (a fetch that never returns) never finishes its stop either.
+      let bound: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([runner.stop().then(() => true, (error: unknown) => {
+        log.error({ err: error }, "the job runner's stop failed");
+        return false;
+      }),
+        new Promise<false>((resolve) => (bound = setTimeout(() => resolve(false), RUNNER_STOP_MS)))]);
+      clearTimeout(bound);
+      // Its jobs are finished or returned: nothing of this process is left for the sweep to reclaim. Unless the
+      // runner did not stop: its jobs stay locked, and the sweep takes them once this process's alive report lapses.
+      if (!stopped) log.error({ after_ms: RUNNER_STOP_MS }, "the job runner did not stop in time: its jobs are left to the sweep");
+      if (queueId != null && stopped) {
         await pool.query("select chat_private.report_worker_stopped($1)", [queueId]).catch(() => undefined);
       }
       // ... and the chats it released are handed to the remaining workers now, not at their next sweep.
       await sweep();
       await closeParkedMcpConnections();
       await listener.close();
-      await pools.end();
+      // A runner that did not stop still holds queue connections, which the queue pool's end would wait for.
+      await (stopped ? pools.end() : pools.pool.end());
       log.info("worker stopped");
     },
   };

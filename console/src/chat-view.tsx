@@ -8,6 +8,7 @@ import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } fro
 import type { QueuedMessage, Validation } from "@chatd/client";
 import { authHeaders, chatd, checkResponseFormat, errorText, streamError, transcript } from "./api.ts";
 import { parseClientTools } from "./client-tools.ts";
+import { retryingFetch } from "./retry-fetch.ts";
 import { Transcript } from "./transcript.tsx";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -35,7 +36,7 @@ export function ChatView({ chatId, onChatCreated, onChanged }: { chatId: string;
   const [schemaErrors, setSchemaErrors] = useState<string[]>([]);
   const [toolErrors, setToolErrors] = useState<string[]>([]);
   const [error, setError] = useState<string | null>(null);
-  const transport = useMemo(() => new DefaultChatTransport({ api: "/api/chat", headers: () => authHeaders() }), []);
+  const transport = useMemo(() => new DefaultChatTransport({ api: "/api/chat", headers: () => authHeaders(), fetch: retryingFetch() }), []);
   const known = UUID.test(chatId);
 
   // Reads overlap (every status part starts one): only the latest one's answer is shown, or a slow read from

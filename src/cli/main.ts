@@ -1,11 +1,11 @@
 // The `chatd` command. Each subcommand resolves the database the same way: DATABASE_URL, else embedded.
 import { Command, InvalidArgumentError } from "commander";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
-import { migrate } from "../db/migrate.ts";
+import { migrateThroughFailover } from "../db/migrate-failover.ts";
 import { createPool } from "../db/pool.ts";
 import { workerDatabaseUrl } from "../db/run-time-roles.ts";
 import { refuseIncompatibleSchema, reportSchemaStatus } from "../db/schema-gate.ts";
-import { waitForDatabase } from "../db/startup-wait.ts";
+import { startupWaitSeconds, waitForDatabase } from "../db/startup-wait.ts";
 import { format as logFormat, logger } from "../log.ts";
 import { registerExperimentsCommand } from "./experiments-command.ts";
 import { describeFailure } from "./exit-status.ts";
@@ -26,6 +26,10 @@ const asWorker = (db: ResolvedDatabase): ResolvedDatabase => ({ ...db, url: work
 
 /** Stopped when a command fails: an embedded server must not outlive its command. */
 let opened: ResolvedDatabase | undefined;
+
+/** One line when a migration lost its connection (a failover): it is run again until CHATD_DB_WAIT_SECONDS. */
+const migrateWaits = (error: unknown) => logger.warn({ code: (error as { code?: unknown }).code },
+  "migration lost its database connection: running it again until the database is writable (CHATD_DB_WAIT_SECONDS)");
 
 async function openDatabase(): Promise<ResolvedDatabase> {
   const db = await resolveDatabase((line) => logger.debug(line));
@@ -84,7 +88,7 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
   const stops: (() => Promise<void>)[] = [db.stop];
   // A database behind this build is migrated; one ahead of it (a newer release's) is refused.
   await refuseIncompatibleSchema(db, (message) => logger.error(message), { allowBehind: true });
-  const migrated = await migrate(db.url, (line) => logger.debug(line));
+  const migrated = await migrateThroughFailover(db.url, (line) => logger.debug(line), startupWaitSeconds(), migrateWaits);
   if (migrated.migrationsApplied.length + migrated.sqlFilesApplied.length > 0) {
     logger.info({ migrations: migrated.migrationsApplied.length, sql_files: migrated.sqlFilesApplied.length }, "database migrated");
   }
@@ -128,7 +132,7 @@ program
         process.exitCode = await reportSchemaStatus(db.url, (line) => console.log(line));
         return;
       }
-      const result = await migrate(db.url, (line) => logger.debug(line));
+      const result = await migrateThroughFailover(db.url, (line) => logger.debug(line), startupWaitSeconds(), migrateWaits);
       console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
     } finally {
       await db.stop();

@@ -9,6 +9,7 @@ import pg from "pg";
 import { Logger, runMigrations as runWorkerMigrations } from "graphile-worker";
 import { hardenDatabase } from "./database-hardening.ts";
 import { chatdRelations, deadlockTimeoutMs, lockAhead } from "./migrate-locks.ts";
+import { KEEPALIVE } from "./pool.ts";
 import { applyStatements, changedObjects, objectFingerprints, readSqlFiles, recordedStatements, statementsOf, statementsToApply } from "./repeatable.ts";
 import { MIGRATIONS_DIR, readContract, SchemaAheadError, targetContract, writeContract } from "./schema-contract.ts";
 
@@ -128,7 +129,7 @@ async function applyMigrations(client: pg.ClientBase): Promise<string[]> {
 export async function migrate(databaseUrl: string, log: (line: string) => void = () => {},
   migrateOptions: MigrateOptions = {}): Promise<MigrateResult> {
   const options = { ...defaults, ...migrateOptions };
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: "chatd migrate" });
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: "chatd migrate", ...KEEPALIVE });
   // A connection lost between statements fails the next one; without a listener it would end the process.
   client.on("error", () => undefined);
   await client.connect();

@@ -6,6 +6,7 @@ import { sqlState, type TestDatabase } from "../support/db.ts";
 import {
   chatDatabase, acquire, assistantText, chatRow, chatStatus, commitStep, count, createChat, dynamicTool,
   enterRequiresAction, expireLease, type Fence, interrupt, receipts, requestStatus, requiresActionChat, sendMessage,
+  settleServerEpoch,
   structured, submitToolResults,
 } from "../support/chats.ts";
 
@@ -14,6 +15,7 @@ let user: string;
 
 test.before(async () => {
   ({ db, user } = await chatDatabase("recovery"));
+  await settleServerEpoch(db);
 });
 test.after(async () => {
   await db.drop();

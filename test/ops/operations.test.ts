@@ -3,13 +3,16 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { sqlState, type TestDatabase } from "../support/db.ts";
-import { chatDatabase, acquire, chatRow, createChat, finishError, receipts, sendMessage, structured } from "../support/chats.ts";
+import {
+  chatDatabase, acquire, chatRow, createChat, finishError, receipts, sendMessage, settleServerEpoch, structured,
+} from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
 
 test.before(async () => {
   ({ db, user } = await chatDatabase("ops"));
+  await settleServerEpoch(db);
 });
 test.after(async () => {
   await db.drop();

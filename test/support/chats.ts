@@ -141,6 +141,14 @@ export async function plantLease(db: TestDatabase, chatId: string): Promise<Fenc
 }
 
 /** Back-dates the chat's lease instead of waiting for it to expire. */
+/** Records the server's current epoch as first seen a day ago, so the sweep's grace after a new epoch (a lease
+ * length: sql/070 sweep_expired_leases) is over however recently the test server started: a test that expires a
+ * lease and sweeps then sees the recovery whether it runs first or last. */
+export async function settleServerEpoch(db: TestDatabase): Promise<void> {
+  await db.pool.query("select chat_private._server_epoch()");
+  await db.pool.query("update chat_private.server_epoch set observed_at = now() - interval '1 day'");
+}
+
 export async function expireLease(db: TestDatabase, chatId: string): Promise<void> {
   await db.pool.query("update chat_private.chat_leases set expires_at = now() - interval '1 second' where chat_id = $1", [chatId]);
 }

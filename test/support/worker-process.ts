@@ -6,7 +6,7 @@ import { startWorker } from "../../worker/index.ts";
 
 const url = process.env.DATABASE_URL;
 if (url == null) throw new Error("DATABASE_URL is required");
-const worker = await startWorker({
+const started = startWorker({
   databaseUrl: url,
   logger: pino({ level: process.env.CHATD_TEST_LOG || "silent" }),
   setup: false,
@@ -15,6 +15,8 @@ const worker = await startWorker({
   concurrency: Number(process.env.CHATD_TEST_CONCURRENCY ?? 2),
   ...(process.env.CHATD_WORKSPACES_ROOT != null ? { workspacesRoot: process.env.CHATD_WORKSPACES_ROOT } : {}),
 });
+// Installed before start-up ends: a SIGTERM right after the "worker started" line must reach stop(), not kill.
 process.on("SIGTERM", () => {
-  void worker.stop().then(() => process.exit(0));
+  void started.then((worker) => worker.stop()).then(() => process.exit(0));
 });
+await started;
