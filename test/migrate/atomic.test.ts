@@ -63,7 +63,9 @@ test(`a migrate from release ${RELEASE} whose sql/ step fails commits nothing: t
 });
 
 test("migrate against a closed port: one line, the unreachable status", async () => {
-  const run = await runChatd(["migrate"], `postgres://postgres@127.0.0.1:${await freePort()}/chatd`);
+  // With no wait: by default migrate waits out a failover for CHATD_DB_WAIT_SECONDS (test/ha/migrate-failover).
+  const run = await runChatd(["migrate"], `postgres://postgres@127.0.0.1:${await freePort()}/chatd`, undefined,
+    { CHATD_DB_WAIT_SECONDS: "0" });
   assert.is(run.code, EXIT_UNREACHABLE, run.out);
   assert.match(oneLine(run.out), /^chatd: database unreachable: .*ECONNREFUSED/);
 });

@@ -45,10 +45,11 @@ async function runNow(deliveryId: string): Promise<void> {
       and payload ->> 'delivery_id' = $1 and locked_at is null`, [deliveryId]);
 }
 
+/** The delivery's jobs waiting to run (the attempt that just ran stays locked until its batched completion). */
 async function scheduledRunAt(deliveryId: string): Promise<Date[]> {
   const { rows } = await stack.t.db.pool.query<{ run_at: Date }>(`select j.run_at from graphile_worker._private_jobs j
     join graphile_worker._private_tasks t on t.id = j.task_id
-    where t.identifier = 'webhook_deliver' and j.payload ->> 'delivery_id' = $1`, [deliveryId]);
+    where t.identifier = 'webhook_deliver' and j.payload ->> 'delivery_id' = $1 and j.locked_at is null`, [deliveryId]);
   return rows.map((row) => row.run_at);
 }
 
