@@ -29,6 +29,9 @@ const CONNECTION_CODES = new Set([
 /** feature_not_supported (0A000) is a connection error only as a standby's refusal ("cannot set transaction
  * read-write mode during recovery"), as Temporal's SQL persistence classifies it. */
 const NOT_SUPPORTED_IN_RECOVERY = /during recovery/;
+/** object_not_in_prerequisite_state (55000) is a connection error only as a standby's "recovery is in progress"
+ * (pg_current_wal_lsn() and the other WAL control functions the alive report reads for the server epoch). */
+const RECOVERY_IN_PROGRESS = /recovery is in progress/;
 /** pg's own errors for a connection that ended, which carry no code. */
 const CONNECTION_MESSAGES = /Connection terminated|Connection ended unexpectedly|not queryable|timeout exceeded when trying to connect/;
 
@@ -38,6 +41,7 @@ export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   const message = (error as { message?: unknown } | null)?.message;
   if (code === "0A000") return typeof message === "string" && NOT_SUPPORTED_IN_RECOVERY.test(message);
+  if (code === "55000") return typeof message === "string" && RECOVERY_IN_PROGRESS.test(message);
   if (typeof code === "string") return CONNECTION_CODES.has(code);
   return typeof message === "string" && CONNECTION_MESSAGES.test(message);
 }

@@ -12,6 +12,7 @@ for (const [code, message] of [
   ["25006", "cannot execute INSERT in a read-only transaction"],
   ["25006", "cannot execute LISTEN during recovery"],
   ["0A000", "cannot set transaction read-write mode during recovery"],
+  ["55000", "recovery is in progress"],
   ["57P01", "terminating connection due to administrator command"],
   ["57P02", "terminating connection because of crash of another server process"],
   ["57P03", "the database system is starting up"],
@@ -36,6 +37,7 @@ for (const message of ["Connection terminated unexpectedly", "Client has encount
 
 for (const [code, message] of [
   ["0A000", "cannot insert into column \"id\" of view"],
+  ["55000", "prepared transactions are disabled"],
   ["08P01", "unsupported startup parameter: options"],
   ["23505", "duplicate key value violates unique constraint"],
   ["25P02", "current transaction is aborted, commands ignored until end of transaction block"],
