@@ -22,6 +22,8 @@ import { startPgBouncer, type Bouncer } from "./support/pgbouncer.ts";
 const DATABASE = "pooled";
 const WORKER_LOGIN = "chatd_worker_login";
 const API_LOGIN = "chatd_api";
+/** A member of chat_worker whose login was not set to work as it (`alter role ... set role` forgotten). */
+const UNSET_LOGIN = "chatd_worker_unset";
 
 let cluster: PrivateCluster;
 let bouncer: Bouncer | undefined;
@@ -35,7 +37,8 @@ test.before(async () => {
   await cluster.pool.query(`create role ${WORKER_LOGIN} login in role ${WORKER_ROLE}`);
   await cluster.pool.query(`alter role ${WORKER_LOGIN} set role ${WORKER_ROLE}`);
   await cluster.pool.query(`alter role ${API_LOGIN} login`);
-  bouncer = await startPgBouncer({ serverPort: cluster.port, databases: [DATABASE], users: [WORKER_LOGIN, API_LOGIN, "bouncer_admin"],
+  await cluster.pool.query(`create role ${UNSET_LOGIN} login in role ${WORKER_ROLE}`);
+  bouncer = await startPgBouncer({ serverPort: cluster.port, databases: [DATABASE], users: [WORKER_LOGIN, API_LOGIN, UNSET_LOGIN, "bouncer_admin"],
     poolMode: "transaction", poolSize: 4 });
 });
 test.after(async () => {
@@ -130,6 +133,15 @@ test("migrate, worker and serve through PgBouncer (transaction mode): structured
   }
   await stop(worker);
   await stop(serve);
+});
+
+test("a pooled worker login that does not work as chat_worker by itself (a member only) is refused at start-up", async () => {
+  const worker = chatd(["worker", "--metrics-port", "0"], { CHATD_DATABASE_POOLER: "transaction",
+    CHATD_DIRECT_DATABASE_URL: direct("postgres"), DATABASE_URL: bouncer!.url(UNSET_LOGIN, DATABASE) });
+  const exit = await worker.exited;
+  const output = worker.lines.map((line) => line.raw).join("\n");
+  assert.not.equal(exit.code, 0, output);
+  assert.match(output, /login chatd_worker_unset works as chatd_worker_unset, not chat_worker/, output);
 });
 
 test.run();
