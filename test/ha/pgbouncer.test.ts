@@ -104,7 +104,8 @@ test("migrate, worker and serve through PgBouncer (transaction mode): structured
   const schema = { type: "object", properties: { n: { type: "integer" } }, required: ["n"], additionalProperties: false } as const;
   try {
     const results = await Promise.all([1, 2, 3, 4, 5, 6].map((n) =>
-      client.structured({ prompt: script(finalize(`{"n": ${n}}`)), schema })));
+      // A bound, not a barrier: a receipt lost with a pooled LISTEN fails the test instead of hanging the file.
+      client.structured({ prompt: script(finalize(`{"n": ${n}}`)), schema, signal: AbortSignal.timeout(60_000) })));
     for (const [index, result] of results.entries()) {
       assert.is(result.status, "succeeded", JSON.stringify(result.error));
       if (result.status === "succeeded") assert.is(result.value.n, index + 1);
@@ -117,13 +118,21 @@ test("migrate, worker and serve through PgBouncer (transaction mode): structured
       assert.is(rows.length, 6);
       for (const row of rows) assert.equal([row.status, row.receipts], ["succeeded", 1], row.id);
     });
-    // The pooled connections went through PgBouncer: a pool for each run-time login.
+    // The pooled connections went through PgBouncer (a pool for each run-time login); the LISTEN connections did not.
     const admin = new pg.Client({ connectionString: bouncer!.url("bouncer_admin", "pgbouncer") });
     await admin.connect();
     try {
       const pools = (await admin.query<{ database: string; user: string }>("show pools")).rows;
       for (const login of [WORKER_LOGIN, API_LOGIN]) {
         assert.ok(pools.some((pool) => pool.database === DATABASE && pool.user === login), `${login} through PgBouncer: ${JSON.stringify(pools)}`);
+      }
+      const bouncerPorts = new Set((await admin.query<{ local_port: number }>("show servers")).rows.map((row) => Number(row.local_port)));
+      const backends = await withDirect(async (db) => (await db.query<{ usename: string; client_port: number; query: string }>(
+        "select usename::text, client_port, query from pg_stat_activity where datname = $1 and usename = any($2)",
+        [DATABASE, [WORKER_LOGIN, API_LOGIN]])).rows);
+      for (const login of [WORKER_LOGIN, API_LOGIN]) {
+        assert.ok(backends.some((backend) => backend.usename === login && /^(un)?listen /i.test(backend.query) && !bouncerPorts.has(backend.client_port)),
+          `a direct LISTEN connection of ${login}: ${JSON.stringify(backends)} (PgBouncer's: ${[...bouncerPorts].join(", ")})`);
       }
     } finally {
       await admin.end();
