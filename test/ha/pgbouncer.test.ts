@@ -94,6 +94,9 @@ test("migrate, worker and serve through PgBouncer (transaction mode): structured
   const migrated = await runChatd(["migrate"], bouncer!.url("postgres", DATABASE), undefined, pooler);
   assert.is(migrated.code, 0, `chatd migrate over the direct URL\n${migrated.out}`);
   await withDirect((db) => db.query("update chat_private.experiments set enabled = true where name = 'chat-structured-output'"));
+  // Operator commands work as chat_operator by the startup option: also direct.
+  const token = await runChatd(["token", "--user", "operator-made"], bouncer!.url("postgres", DATABASE), undefined, pooler);
+  assert.is(token.code, 0, `chatd token over the direct URL\n${token.out}`);
   const worker = chatd(["worker", "--metrics-port", "0"], { ...pooler, DATABASE_URL: bouncer!.url(WORKER_LOGIN, DATABASE) });
   const serve = chatd(["serve", "--port", "0"], { ...pooler, DATABASE_URL: direct("postgres"),
     CHATD_WORKER_DATABASE_URL: bouncer!.url(WORKER_LOGIN, DATABASE), CHATD_API_DATABASE_URL: bouncer!.url(API_LOGIN, DATABASE) });
