@@ -13,7 +13,8 @@ import { EventEmitter } from "node:events";
 import { Logger as WorkerLogger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import { projectRoot } from "../src/db/database.ts";
 import { DatabaseHealth, isConnectionError } from "../src/db/pool.ts";
-import { workerDatabaseUrl } from "../src/db/run-time-roles.ts";
+import { poolerMode } from "../src/db/pooler.ts";
+import { requireRole, WORKER_ROLE, workerDatabaseUrl, workerSessionUrl } from "../src/db/run-time-roles.ts";
 import { DatabaseUnreachableError, startupWaitSeconds } from "../src/db/startup-wait.ts";
 import type { Logger } from "../src/log.ts";
 import { closeParkedMcpConnections } from "../src/mcp/run-tools.ts";
@@ -104,9 +105,11 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const concurrency = options.concurrency ?? 4;
   const log = options.logger.child({ worker_id: workerId });
   const health = new DatabaseHealth(log);
-  const pools = createWorkerPools(databaseUrl, options.poolSize ?? poolSizeFromEnv(), log, health);
+  const pools = createWorkerPools(databaseUrl, workerSessionUrl(options.databaseUrl), options.poolSize ?? poolSizeFromEnv(), log, health);
   const { pool } = pools;
-  await waitForDatabase(pool, health, options.startupWaitSeconds ?? startupWaitSeconds(), log).catch(async (error: unknown) => {
+  await waitForDatabase(pool, health, options.startupWaitSeconds ?? startupWaitSeconds(), log).then(async () => {
+    if (poolerMode() === "transaction") await requireRole(pool, WORKER_ROLE);
+  }).catch(async (error: unknown) => {
     await pools.end();
     throw error;
   });

@@ -16,7 +16,7 @@ export interface WorkerPools {
   pool: pg.Pool;
   /** Graphile Worker's (job fetches and completions, which it retries on a new connection after a connection error). */
   queuePool: pg.Pool;
-  /** The LISTEN connection's URL (one connection). */
+  /** The LISTEN connection's URL (one connection; never through a transaction-mode pooler, src/db/pooler.ts). */
   listenUrl: string;
   /** Turns on the statement retry of the queue pool (after Graphile Worker's start-up migration, which is not one
    * statement per checkout). */
@@ -37,16 +37,19 @@ export function checkPoolSize(size: number, source = "pool size"): number {
   return size;
 }
 
-export function createWorkerPools(databaseUrl: string, poolSize: number, log: Logger, health: DatabaseHealth): WorkerPools {
+/** `sessionUrl` serves what needs a session: the LISTEN connection and Graphile Worker's queue pool, whose LISTEN is
+ * one of its connections (the same as `databaseUrl` unless a transaction-mode pooler serves the task pool). */
+export function createWorkerPools(databaseUrl: string, sessionUrl: string, poolSize: number, log: Logger,
+  health: DatabaseHealth): WorkerPools {
   const size = checkPoolSize(poolSize);
   // Graphile Worker fetches into its local queue one batch at a time and batches completions: a few suffice.
   const queueSize = Math.max(2, Math.min(4, Math.floor(size / 8)));
   let retrying = false;
-  const pool = createPool({ connectionString: databaseUrl, max: size - queueSize - 1 }, log, "worker", { health });
-  const queuePool = createPool({ connectionString: databaseUrl, max: queueSize }, log, "queue",
+  const pool = createPool({ connectionString: databaseUrl, max: size - queueSize - 1, pooled: true }, log, "worker", { health });
+  const queuePool = createPool({ connectionString: sessionUrl, max: queueSize }, log, "queue",
     { health, retryStatements: () => retrying });
   return {
-    pool, queuePool, listenUrl: databaseUrl,
+    pool, queuePool, listenUrl: sessionUrl,
     startRetrying: () => {
       retrying = true;
     },

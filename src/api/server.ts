@@ -25,6 +25,7 @@ import { createUiChatHandler } from "./ui-chat/handler.ts";
 import { transcriptPageBytesFromEnv } from "./ui-chat/history.ts";
 import { createOpenAIHandler } from "./openai/handler.ts";
 import { bindMetricsDatabase, metricsHandler } from "../metrics.ts";
+import { directUrl } from "../db/pooler.ts";
 
 export interface ApiServer {
   /** Base URL (`http://host:port`). */
@@ -89,9 +90,9 @@ export async function startApi(options: ApiOptions): Promise<ApiServer> {
   const apiUrl = options.apiDatabaseUrl ?? await resolveApiConnection(options.pool, options.pool?.options.connectionString);
   // Everything the server does after start-up runs on the API's login: /health, the gauges of /metrics (through
   // chat_private.service_gauges, sql/140) and GraphQL.
-  const apiPool = createPool({ connectionString: apiUrl, max: 10 }, logger, "api");
+  const apiPool = createPool({ connectionString: apiUrl, max: 10, pooled: true }, logger, "api");
   bindMetricsDatabase(apiPool);
-  const listener = new ChatListener(apiUrl);
+  const listener = new ChatListener(directUrl(apiUrl));
   const token = development && options.pool != null ? await developmentToken(options.pool, jwtSecret) : undefined;
   const pgl = postgraphile({
     extends: [makePreset({

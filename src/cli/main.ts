@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { resolveDatabase, type ResolvedDatabase } from "../db/database.ts";
 import { migrateThroughFailover } from "../db/migrate-failover.ts";
 import { createPool } from "../db/pool.ts";
+import { directUrl } from "../db/pooler.ts";
 import { workerDatabaseUrl } from "../db/run-time-roles.ts";
 import { refuseIncompatibleSchema, reportSchemaStatus } from "../db/schema-gate.ts";
 import { startupWaitSeconds, waitForDatabase } from "../db/startup-wait.ts";
@@ -88,7 +89,7 @@ async function start(options: ServeOptions & { concurrency: number; metricsPort:
   const stops: (() => Promise<void>)[] = [db.stop];
   // A database behind this build is migrated; one ahead of it (a newer release's) is refused.
   await refuseIncompatibleSchema(db, (message) => logger.error(message), { allowBehind: true });
-  const migrated = await migrateThroughFailover(db.url, (line) => logger.debug(line), startupWaitSeconds(), migrateWaits);
+  const migrated = await migrateThroughFailover(directUrl(db.url), (line) => logger.debug(line), startupWaitSeconds(), migrateWaits);
   if (migrated.migrationsApplied.length + migrated.sqlFilesApplied.length > 0) {
     logger.info({ migrations: migrated.migrationsApplied.length, sql_files: migrated.sqlFilesApplied.length }, "database migrated");
   }
@@ -132,7 +133,7 @@ program
         process.exitCode = await reportSchemaStatus(db.url, (line) => console.log(line));
         return;
       }
-      const result = await migrateThroughFailover(db.url, (line) => logger.debug(line), startupWaitSeconds(), migrateWaits);
+      const result = await migrateThroughFailover(directUrl(db.url), (line) => logger.debug(line), startupWaitSeconds(), migrateWaits);
       console.log(`migrations applied: ${result.migrationsApplied.length}, sql/ files applied: ${result.sqlFilesApplied.length}`);
     } finally {
       await db.stop();

@@ -4,6 +4,7 @@
 // login that may not take it fails to connect instead of working with its own rights.
 import pg from "pg";
 import type { ResolvedDatabase } from "../db/database.ts";
+import { directUrl } from "../db/pooler.ts";
 import { OPERATOR_ROLE, withRole } from "../db/run-time-roles.ts";
 
 /** Runs `fn` with a connection working as chat_operator; `url` is that connection's string (for LISTEN). */
@@ -11,7 +12,8 @@ export async function withOperatorClient<T>(open: () => Promise<ResolvedDatabase
   fn: (client: pg.Client, url: string) => Promise<T>): Promise<T> {
   const db = await open();
   try {
-    const url = withRole(db.url, OPERATOR_ROLE);
+    // Direct, not through a transaction-mode pooler: the startup option and `chatd batch`'s LISTEN need a session.
+    const url = withRole(directUrl(db.url), OPERATOR_ROLE);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {

@@ -10,6 +10,7 @@
 // health object writes one line when an outage starts and one when it ends, not one per query.
 import pg from "pg";
 import type { Logger } from "../log.ts";
+import { poolerMode } from "./pooler.ts";
 
 /** Network errors and the SQLSTATEs of a server that is gone, going, full or not the primary: the database, not the
  * statement. Behind a proxy that moves with failover (HAProxy on Patroni's /primary, a managed writer endpoint) a
@@ -72,6 +73,22 @@ class FailoverClient extends pg.Client {
   get release(): (error?: Error | boolean) => void {
     return (error) => this.poolRelease?.(error ?? (this.failedOver ? new Error("connection reached a server that is not the primary") : undefined));
   }
+}
+
+/** Behind a transaction-mode pooler (src/db/pooler.ts) a named statement parsed on one server connection is missing on
+ * the next (26000) or already there (42P05): the names are dropped, so each statement is parsed where it runs. */
+class UnnamedClient extends FailoverClient {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    const query = this.query.bind(this) as Query;
+    this.query = ((config: unknown, ...rest: unknown[]) => query(unnamed(config), ...rest)) as typeof this.query;
+  }
+}
+
+function unnamed(config: unknown): unknown {
+  if (config == null || typeof config !== "object" || !("name" in config) || "submit" in config) return config;
+  const { name: _name, ...rest } = config as Record<string, unknown>;
+  return rest;
 }
 
 const BACKOFF_MIN_MS = 100;
@@ -242,9 +259,12 @@ export interface Resilience {
   retryStatements?: () => boolean;
 }
 
-export function createPool(options: { connectionString: string; max: number }, log: Logger, purpose: string,
+/** `pooled`: a pool that a transaction-mode pooler may serve (CHATD_DATABASE_POOLER): its statements go unnamed. */
+export function createPool(options: { connectionString: string; max: number; pooled?: boolean }, log: Logger, purpose: string,
   resilience?: Resilience): pg.Pool {
-  const config: pg.PoolConfig = { ...options, ...KEEPALIVE, Client: FailoverClient };
+  const { pooled, ...connection } = options;
+  const config: pg.PoolConfig = { ...connection, ...KEEPALIVE,
+    Client: pooled === true && poolerMode() === "transaction" ? UnnamedClient : FailoverClient };
   const pool = resilience == null ? new pg.Pool(config)
     : new WaitingPool(config, resilience.health, resilience.retryStatements ?? (() => false));
   pool.on("connect", (client) => client.on("error", (error) => {
