@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { barrier } from "../support/mock-providers/index.ts";
 import { startLiveStack, type LiveStack } from "../api/live-stack.ts";
 
@@ -19,11 +19,12 @@ const N_SCHEMA = '{"type":"object","properties":{"n":{"type":"integer"}},"requir
 const script = (steps: object[]) => JSON.stringify({ script: steps });
 
 let stack: LiveStack;
+let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let shots: string;
 let token: string;
-const cspMessages: string[] = [];
+let cspMessages: string[];
 
 async function gql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
   const response = await stack.t.gql<T>(query, variables, token);
@@ -31,14 +32,11 @@ async function gql<T>(query: string, variables: Record<string, unknown>): Promis
   return response.data!;
 }
 
-test.before(async () => {
-  stack = await startLiveStack(["alice"]);
-  token = stack.users.alice!.token;
-  shots = process.env.CHATD_CONSOLE_SCREENSHOTS ?? await mkdtemp(join(tmpdir(), "chatd-console-shots-"));
-  context = await chromium.launchPersistentContext(await mkdtemp(join(tmpdir(), "chatd-chromium-")), {
-    executablePath: CHROMIUM, headless: true, args: FLAGS, acceptDownloads: true, viewport: { width: 1280, height: 860 },
-  });
-  // Every Content-Security-Policy violation of the session, reported by the page itself; the last test asserts none.
+// Each test gets its own browser context (no storage, no tabs left by another test), records its own
+// Content-Security-Policy violations, and is signed in through the console's own form, so tests run in any order.
+async function freshPage(options: { signIn: boolean }): Promise<void> {
+  context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 860 } });
+  cspMessages = [];
   await context.addInitScript({ content: `document.addEventListener("securitypolicyviolation", (event) => {
     const seen = JSON.parse(sessionStorage.getItem("csp-violations") ?? "[]");
     seen.push(event.violatedDirective + " " + event.blockedURI);
@@ -47,12 +45,42 @@ test.before(async () => {
   context.on("console", (message) => {
     if (/Content Security Policy/i.test(message.text())) cspMessages.push(message.text());
   });
-  page = context.pages()[0] ?? await context.newPage();
+  page = await context.newPage();
   page.setDefaultTimeout(30_000);
+  if (!options.signIn) return;
+  await page.goto(`${stack.t.api.url}/`);
+  await signIn();
+}
 
+async function signIn(): Promise<void> {
+  await page.getByRole("textbox", { name: "Token" }).fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "New chat" }).waitFor();
+}
+
+const cspViolations = async () => page.isClosed() ? "[]" : await page.evaluate<string>(`sessionStorage.getItem("csp-violations") ?? "[]"`);
+
+test.before(async () => {
+  stack = await startLiveStack(["alice"]);
+  token = stack.users.alice!.token;
+  shots = process.env.CHATD_CONSOLE_SCREENSHOTS ?? await mkdtemp(join(tmpdir(), "chatd-console-shots-"));
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+});
+test.before.each(async () => {
+  await freshPage({ signIn: true });
+});
+// Every test's pages ran under the console's Content-Security-Policy without a violation (reported by the page
+// itself and by Chromium's console).
+test.after.each(async () => {
+  try {
+    assert.is(await cspViolations(), "[]");
+    assert.equal(cspMessages, []);
+  } finally {
+    await context.close();
+  }
 });
 test.after(async () => {
-  await context?.close();
+  await browser?.close();
   await stack.close();
   console.log(`console screenshots: ${shots}`);
 });
@@ -79,10 +107,11 @@ const openChat = async (chatId: string) => {
 };
 
 test("sign in with a token", async () => {
+  await context.close();
+  await freshPage({ signIn: false });
   await page.goto(`${stack.t.api.url}/`);
-  await page.getByRole("textbox", { name: "Token" }).fill(token);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("button", { name: "New chat" }).waitFor();
+  assert.is(await page.getByRole("button", { name: "New chat" }).count(), 0, "a new context starts signed out");
+  await signIn();
 });
 
 test("(scripted provider) a structured chat: the workspace tool call streams, then the succeeded receipt card shows all 25 digits", async () => {
@@ -249,11 +278,11 @@ test("(scripted provider) the batch page: a progress bar that fills, and the res
   await page.screenshot({ path: join(shots, "batch-page.png"), fullPage: true });
 });
 
-test("the console ran under its Content-Security-Policy, and no page of the session reported a violation", async () => {
+test("the console runs under its Content-Security-Policy and a signed-in page reports no violation", async () => {
   const response = await page.goto(`${stack.t.api.url}/`);
   assert.match((await response!.allHeaders())["content-security-policy"] ?? "", /script-src 'self'/);
   await page.getByRole("button", { name: "New chat" }).waitFor();
-  assert.is(await page.evaluate<string>(`sessionStorage.getItem("csp-violations") ?? "[]"`), "[]");
+  assert.is(await cspViolations(), "[]");
   assert.equal(cspMessages, []);
 });
 
