@@ -34,6 +34,9 @@ import { makeDeadlineTask } from "./requires-action-deadline.ts";
 import { stallSecondsFromEnv, superviseRunner } from "./supervision.ts";
 import { fault, parseFaults, type Faults } from "./faults.ts";
 
+/** Graphile Worker's warning that its pool is smaller than the concurrency (see the logger below). */
+const QUEUE_POOL_ADVICE = /^WARNING: having maxPoolSize \(\d+\) smaller than concurrency/;
+
 /** The exit status of a worker process whose job runner stopped on its own (EX_SOFTWARE). */
 export const RUNNER_LOST_EXIT_CODE = 70;
 const ALIVE_REPORT_MS = 1000;
@@ -141,8 +144,10 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const workerLogger = new WorkerLogger((scope) => (level, message, meta) => {
     const serious = level === "error" || level === "warning";
     // During an outage Graphile Worker reports each failed fetch and LISTEN; the outage's own line stands for them.
-    const method = serious && health.down ? "debug" : level === "error" ? "error" : level === "warning" ? "warn"
-      : level === "debug" ? "debug" : "info";
+    // Its pool-size advice assumes jobs run on its pool; chatd's run on the task pool, and the queue pool only fetches
+    // into the local queue and completes in batches, so a queue pool smaller than the concurrency is by design.
+    const method = (serious && health.down) || QUEUE_POOL_ADVICE.test(message) ? "debug"
+      : level === "error" ? "error" : level === "warning" ? "warn" : level === "debug" ? "debug" : "info";
     // Graphile Worker logs lines per job (debug, info): build the child logger only for a line that is written.
     if (!log.isLevelEnabled(method)) return;
     const child = log.child({ component: "graphile-worker", job_id: scope.jobId, task: scope.taskIdentifier });
