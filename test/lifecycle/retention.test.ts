@@ -177,7 +177,14 @@ test("a worker schedules the data_retention job when it starts, and the job dele
   const kept = await oldChat(0, true);
   const worker = await startTestWorker(db, await makeWorkspaces());
   try {
-    await waitFor("retention to delete the due chat", async () => !(await exists(due)));
+    try {
+      await waitFor("retention to delete the due chat", async () => !(await exists(due)));
+    } catch (error) {
+      // Say why: the job's row (never added, waiting, locked, or failed with its error) decides where to look.
+      const { rows } = await db.pool.query(`select run_at, locked_at, attempts, max_attempts, last_error
+        from graphile_worker.jobs where task_identifier = 'data_retention'`);
+      throw new Error(`${(error as Error).message}; data_retention jobs: ${JSON.stringify(rows)}`, { cause: error });
+    }
     assert.equal(await leftovers(db, [due]), {});
     assert.ok(await exists(kept));
     await waitFor("the job to end", async () =>
