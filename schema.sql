@@ -60,6 +60,9 @@ REVOKE ALL ON FUNCTION chat_private._lock_for_worker_transition(p_chat_id uuid, 
 -- ACL chat_private FUNCTION _open_turn(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private._open_turn(p_chat_id uuid) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION _openai_response_round(p_id uuid, p_user uuid, OUT request_id uuid, OUT round integer, OUT superseded boolean)
+REVOKE ALL ON FUNCTION chat_private._openai_response_round(p_id uuid, p_user uuid, OUT request_id uuid, OUT round integer, OUT superseded boolean) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _promote_after_turn(p_chat chat_public.chats)
 REVOKE ALL ON FUNCTION chat_private._promote_after_turn(p_chat chat_public.chats) FROM PUBLIC;
 
@@ -1972,6 +1975,18 @@ CREATE FUNCTION chat_private._open_turn(p_chat_id uuid) RETURNS chat_private.tur
 begin
   return (select t from chat_private.turn_progress t where t.chat_id = p_chat_id and t.finished_at is null);
 end;
+$$;
+
+-- FUNCTION chat_private _openai_response_round(uuid, uuid)
+CREATE FUNCTION chat_private._openai_response_round(p_id uuid, p_user uuid, OUT request_id uuid, OUT round integer, OUT superseded boolean) RETURNS record
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+  select coalesce(x.request_id, p_id), coalesce(x.round, 0),
+    exists (select 1 from chat_private.openai_response_rounds y
+            where y.request_id = coalesce(x.request_id, p_id) and y.round > coalesce(x.round, 0))
+  from (select 1) one
+  left join chat_private.openai_response_rounds x on x.id = p_id and x.owner_id = p_user;
 $$;
 
 -- FUNCTION chat_private _promote_after_turn(chat_public.chats)
@@ -4855,19 +4870,19 @@ declare
   v_user uuid := chat_private.require_user();
   v_request chat_public.structured_output_requests;
   v_chat chat_public.chats;
-  v_round integer := 0;
+  v_request_id uuid;
+  v_superseded boolean;
   v_queued bigint;
 begin
-  select x.round into v_round from chat_private.openai_response_rounds x where x.id = p_id and x.owner_id = v_user;
+  select t.request_id, t.superseded into v_request_id, v_superseded
+  from chat_private._openai_response_round(p_id, v_user) t;
   select r.* into v_request from chat_public.structured_output_requests r
   join chat_public.chats c on c.id = r.chat_id
-  where r.id = coalesce((select x.request_id from chat_private.openai_response_rounds x where x.id = p_id), p_id)
-    and c.owner_id = v_user;
+  where r.id = v_request_id and c.owner_id = v_user;
   if not found then
     return false;
   end if;
-  if v_request.status <> 'pending' or exists (select 1 from chat_private.openai_response_rounds x
-                                              where x.request_id = v_request.id and x.round > coalesce(v_round, 0)) then
+  if v_request.status <> 'pending' or v_superseded then
     return true;
   end if;
   select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = v_request.id;
@@ -4900,22 +4915,21 @@ declare
   v_id uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
   v_request uuid;
   v_round integer;
+  v_superseded boolean;
   v_chat chat_public.chats;
 begin
   if v_id is not null then
     return v_id;
   end if;
-  select x.request_id, x.round into v_request, v_round from chat_private.openai_response_rounds x
-  where x.id = p_previous and x.owner_id = v_user;
-  v_request := coalesce(v_request, p_previous);
-  v_round := coalesce(v_round, 0);
+  select t.request_id, t.round, t.superseded into v_request, v_round, v_superseded
+  from chat_private._openai_response_round(p_previous, v_user) t;
   -- Locked as submit_tool_results locks it, so the checks below hold when it runs.
   select c.* into v_chat from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
   where r.id = v_request and c.owner_id = v_user for update of c;
   if not found then
     raise exception 'the previous Response was not found' using errcode = 'CIINV', column = 'previous_response_id';
   end if;
-  if exists (select 1 from chat_private.openai_response_rounds x where x.request_id = v_request and x.round > v_round) then
+  if v_superseded then
     raise exception 'the previous Response was already continued; continue the newest Response of the turn'
       using errcode = 'CIINV', column = 'previous_response_id';
   end if;
@@ -4971,7 +4985,7 @@ declare
   v_user uuid := chat_private.require_user();
   v_id uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
   v_request uuid;
-  v_round integer;
+  v_superseded boolean;
   v_previous chat_public.structured_output_requests;
   v_chat chat_public.chats;
   v_result chat_public.chat_input_result;
@@ -4979,10 +4993,8 @@ begin
   if v_id is not null then
     return v_id;
   end if;
-  select x.request_id, x.round into v_request, v_round from chat_private.openai_response_rounds x
-  where x.id = p_previous and x.owner_id = v_user;
-  v_request := coalesce(v_request, p_previous);
-  v_round := coalesce(v_round, 0);
+  select t.request_id, t.superseded into v_request, v_superseded
+  from chat_private._openai_response_round(p_previous, v_user) t;
   select r.* into v_previous from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
   where r.id = v_request and c.owner_id = v_user;
   if not found then
@@ -4991,7 +5003,7 @@ begin
   -- Locked as send_chat_message locks it, so no other input slips in between the check and the message.
   select c.* into v_chat from chat_public.chats c where c.id = v_previous.chat_id for update;
   if v_previous.status = 'pending'
-     or exists (select 1 from chat_private.openai_response_rounds x where x.request_id = v_request and x.round > v_round)
+     or v_superseded
      or exists (select 1 from chat_public.structured_output_requests r
                 where r.chat_id = v_chat.id and r.id <> v_request and r.created_at >= v_previous.created_at) then
     raise exception 'previous_response_id must name the newest Response of its chat, finished (one that waits for client tools takes function_call_output items)'

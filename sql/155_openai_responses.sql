@@ -59,6 +59,19 @@ comment on function chat_public.openai_create_response(jsonb, text, text, text, 
   E'@behavior -*\nCreates an OpenAI Response (a chat whose first message carries a structured request) for /v1/responses.';
 select chat_private.grant_execute('chat_public.openai_create_response(jsonb, text, text, text, jsonb, boolean, jsonb, text, text)', '{chat_user}');
 
+-- A Response id as the caller names it: a request's own id is its first Response (round 0), a round's id is that
+-- round; `superseded` is true once a later round of the request exists (the Response was continued). The one owner of
+-- that mapping for continue, follow-up and cancel; ownership is checked by each caller on the request's chat.
+create or replace function chat_private._openai_response_round(p_id uuid, p_user uuid,
+  out request_id uuid, out round integer, out superseded boolean) as $$
+  select coalesce(x.request_id, p_id), coalesce(x.round, 0),
+    exists (select 1 from chat_private.openai_response_rounds y
+            where y.request_id = coalesce(x.request_id, p_id) and y.round > coalesce(x.round, 0))
+  from (select 1) one
+  left join chat_private.openai_response_rounds x on x.id = p_id and x.owner_id = p_user;
+$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private._openai_response_round(uuid, uuid)', '{}');
+
 -- Continues the turn of p_previous, a Response that waits for client tool results: p_results answer its calls
 -- (submit_tool_results checks they answer exactly the pending ones, TLRES) and a new round records the calls it
 -- answered, in one transaction. The previous Response must be the newest of its request and its turn must wait for
@@ -70,22 +83,21 @@ declare
   v_id uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
   v_request uuid;
   v_round integer;
+  v_superseded boolean;
   v_chat chat_public.chats;
 begin
   if v_id is not null then
     return v_id;
   end if;
-  select x.request_id, x.round into v_request, v_round from chat_private.openai_response_rounds x
-  where x.id = p_previous and x.owner_id = v_user;
-  v_request := coalesce(v_request, p_previous);
-  v_round := coalesce(v_round, 0);
+  select t.request_id, t.round, t.superseded into v_request, v_round, v_superseded
+  from chat_private._openai_response_round(p_previous, v_user) t;
   -- Locked as submit_tool_results locks it, so the checks below hold when it runs.
   select c.* into v_chat from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
   where r.id = v_request and c.owner_id = v_user for update of c;
   if not found then
     raise exception 'the previous Response was not found' using errcode = 'CIINV', column = 'previous_response_id';
   end if;
-  if exists (select 1 from chat_private.openai_response_rounds x where x.request_id = v_request and x.round > v_round) then
+  if v_superseded then
     raise exception 'the previous Response was already continued; continue the newest Response of the turn'
       using errcode = 'CIINV', column = 'previous_response_id';
   end if;
@@ -120,7 +132,7 @@ declare
   v_user uuid := chat_private.require_user();
   v_id uuid := chat_private.openai_idempotent_response(v_user, p_idempotency_key, p_body_sha256);
   v_request uuid;
-  v_round integer;
+  v_superseded boolean;
   v_previous chat_public.structured_output_requests;
   v_chat chat_public.chats;
   v_result chat_public.chat_input_result;
@@ -128,10 +140,8 @@ begin
   if v_id is not null then
     return v_id;
   end if;
-  select x.request_id, x.round into v_request, v_round from chat_private.openai_response_rounds x
-  where x.id = p_previous and x.owner_id = v_user;
-  v_request := coalesce(v_request, p_previous);
-  v_round := coalesce(v_round, 0);
+  select t.request_id, t.superseded into v_request, v_superseded
+  from chat_private._openai_response_round(p_previous, v_user) t;
   select r.* into v_previous from chat_public.structured_output_requests r join chat_public.chats c on c.id = r.chat_id
   where r.id = v_request and c.owner_id = v_user;
   if not found then
@@ -140,7 +150,7 @@ begin
   -- Locked as send_chat_message locks it, so no other input slips in between the check and the message.
   select c.* into v_chat from chat_public.chats c where c.id = v_previous.chat_id for update;
   if v_previous.status = 'pending'
-     or exists (select 1 from chat_private.openai_response_rounds x where x.request_id = v_request and x.round > v_round)
+     or v_superseded
      or exists (select 1 from chat_public.structured_output_requests r
                 where r.chat_id = v_chat.id and r.id <> v_request and r.created_at >= v_previous.created_at) then
     raise exception 'previous_response_id must name the newest Response of its chat, finished (one that waits for client tools takes function_call_output items)'
@@ -221,19 +231,19 @@ declare
   v_user uuid := chat_private.require_user();
   v_request chat_public.structured_output_requests;
   v_chat chat_public.chats;
-  v_round integer := 0;
+  v_request_id uuid;
+  v_superseded boolean;
   v_queued bigint;
 begin
-  select x.round into v_round from chat_private.openai_response_rounds x where x.id = p_id and x.owner_id = v_user;
+  select t.request_id, t.superseded into v_request_id, v_superseded
+  from chat_private._openai_response_round(p_id, v_user) t;
   select r.* into v_request from chat_public.structured_output_requests r
   join chat_public.chats c on c.id = r.chat_id
-  where r.id = coalesce((select x.request_id from chat_private.openai_response_rounds x where x.id = p_id), p_id)
-    and c.owner_id = v_user;
+  where r.id = v_request_id and c.owner_id = v_user;
   if not found then
     return false;
   end if;
-  if v_request.status <> 'pending' or exists (select 1 from chat_private.openai_response_rounds x
-                                              where x.request_id = v_request.id and x.round > coalesce(v_round, 0)) then
+  if v_request.status <> 'pending' or v_superseded then
     return true;
   end if;
   select q.id into v_queued from chat_public.chat_queued_messages q where q.structured_output_request_id = v_request.id;

@@ -42,6 +42,7 @@ const GRANTS: [string[], string[]][] = [
   // Internal: called only inside other functions (which run as the owner), by triggers, or at migration time.
   [[], [
     "chat_private.openai_idempotent_response(uuid,text,text)",
+    "chat_private._openai_response_round(uuid,uuid)",
     "chat_private.webhook_check_url(text)",
     "chat_private.webhook_own_endpoint(uuid)",
     "chat_private.webhook_response_subject(uuid)",
