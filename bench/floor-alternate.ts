@@ -13,12 +13,14 @@ import { join, resolve } from "node:path";
 import pg from "pg";
 import { ensureDatabase, projectRoot, withDatabase } from "../src/db/database.ts";
 import { startEmbedded } from "../src/db/embedded.ts";
-import { serverCpuMs, startProfiling } from "./server-cost.ts";
+import { profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
 import { floorScript, type CapturedStatement } from "./sql-floor.ts";
 import { CLIENT_TURN, createStructuredChats, waitForReceipts } from "./structured-turn.ts";
 import { percentile, printTable } from "./support.ts";
 
 const [baseline, rounds = "6", turns = "200", clients = "1"] = process.argv.slice(2);
+// CHATD_BENCH_PROFILE=n: the counting run also lists its top n statements, functions and sequential scans per turn.
+const profileLimit = Number(process.env.CHATD_BENCH_PROFILE ?? 0);
 if (baseline == null || !existsSync(join(baseline, "src", "db", "migrate.ts"))) {
   console.error("usage: npm run bench:floor-alternate -- <baseline checkout> [rounds] [turns per round] [clients]");
   process.exit(2);
@@ -144,6 +146,7 @@ try {
       const perTurn = (n: string | undefined) => (Number(n) / (Number(turns) * Number(clients))).toFixed(1);
       rows.push([`${side.label}: statements per turn (nested included; the counting run) / function calls per turn`,
         `${perTurn(count?.statements)} / ${perTurn(count?.functions)}`]);
+      if (profileLimit > 0) rows.push(...await profileRows(pool, Number(turns) * Number(clients), true, profileLimit));
     } finally {
       await pool.end();
     }

@@ -147,7 +147,8 @@ begin
   return chat_private.create_chat_as(v_user, content, chat_private.parse_response_format(response_format),
     model_config_id, title, workspace, dynamic_tools, plan_mode, idempotency_key);
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text) is
   E'Creates a chat whose first message starts a turn. `response_format` is the JSON text of {"type":"json_schema","json_schema":{"name","description","schema"}} (or {"type":"text"}); a structured request gets a server-minted id. A repeated `idempotency_key` returns the first result.';
 select chat_private.grant_execute('chat_public.create_chat(jsonb, text, text, text, text, jsonb, boolean, text)', '{chat_anonymous, chat_user}');
@@ -223,7 +224,8 @@ begin
   perform chat_private.notify_chat(v_chat.id, 'message_sent');
   return v_result;
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_public.send_chat_message(uuid, jsonb, text, text, text) is
   E'Sends a message. An idle chat starts a turn at once; a busy one queues it (`busy_behavior` "queue") or queues it at the head and interrupts the running turn ("interrupt"). Returns the message or the queued message, with the structured request id when `response_format` asks for one.';
 select chat_private.grant_execute('chat_public.send_chat_message(uuid, jsonb, text, text, text)', '{chat_anonymous, chat_user}');

@@ -25,7 +25,8 @@ begin
   -- current_fence would read.
   return (v_runner, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.acquire_lease(uuid, text, integer) is
   E'Takes the runner lease of a runnable chat with a fresh runner id and starts a new generation attempt. CHLSD when a live lease exists, CHTRN when the chat is not runnable.';
 select chat_private.grant_execute('chat_private.acquire_lease(uuid, text, integer)', '{chat_worker}');
@@ -148,7 +149,8 @@ begin
   perform chat_private.notify_chat_row(v_chat, 'step');
   return (p_runner_id, v_chat.history_version, v_chat.generation_attempt)::chat_private.fence;
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[]) is
   E'Commits one step of the running turn (assistant output, tool results, control rows), its progress counters and its last part deltas; returns the new fence.';
 select chat_private.grant_execute('chat_private.commit_step(uuid, uuid, bigint, bigint, jsonb, jsonb, text[])', '{chat_worker}');
@@ -180,7 +182,8 @@ begin
     run_at := v_deadline, job_key := 'chat-deadline:' || p_chat_id, max_attempts := 5);
   perform chat_private.notify_chat(p_chat_id, 'action_required');
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.enter_requires_action(uuid, uuid, bigint, bigint, jsonb, integer) is
   E'Pauses the turn for client-executed tools: the lease is released (no worker slot is held) and a deadline job is scheduled.';
 select chat_private.grant_execute('chat_private.enter_requires_action(uuid, uuid, bigint, bigint, jsonb, integer)', '{chat_worker}');
@@ -234,7 +237,8 @@ begin
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
   return v_chat.status;
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb) is
   E'Ends the turn: the structured request''s receipt (success from the durable candidate, or the given failure), then the queue head is promoted. Returns the new status.';
 select chat_private.grant_execute('chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb)', '{chat_worker}');
@@ -247,7 +251,8 @@ begin
   perform chat_private._fail_turn(p_chat_id, p_kind, p_message);
   perform chat_private.notify_chat(p_chat_id, 'error');
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.finish_error(uuid, uuid, bigint, bigint, text, text) is
   E'Infrastructure failure: the active request fails with generation_failed, the chat enters error; queued structured requests get failed receipts (generation_failed), other queued inputs wait.';
 select chat_private.grant_execute('chat_private.finish_error(uuid, uuid, bigint, bigint, text, text)', '{chat_worker}');
@@ -273,7 +278,8 @@ begin
   perform chat_private.notify_chat(p_chat_id, 'interrupted');
   return v_status;
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.finish_interruption(uuid, uuid, bigint, bigint, jsonb) is
   E'Ends an interrupted turn: partial output first, then the `interrupted` receipt, then the queue head is promoted.';
 select chat_private.grant_execute('chat_private.finish_interruption(uuid, uuid, bigint, bigint, jsonb)', '{chat_worker}');

@@ -19,7 +19,8 @@ begin
   perform chat_private.notify_chat(p_chat_id, case when p_state is null then 'retry_cleared' else 'retry' end);
   return chat_private.current_fence(p_chat_id);
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.record_retry_state(uuid, uuid, bigint, bigint, jsonb) is
   E'Worker: publishes (or clears) the provider retry state of the running step in chats.retry_state; a new state starts a new generation attempt. Returns the new fence.';
 select chat_private.grant_execute('chat_private.record_retry_state(uuid, uuid, bigint, bigint, jsonb)', '{chat_worker}');

@@ -37,7 +37,8 @@ begin
                                        p_outcome);
   end if;
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[]) is
   E'commit_step then, when no stop hook is enabled, finish_turn with the new fence, in one transaction. Returns the new fence and the new status (null: the step is committed, the turn is not finished).';
 select chat_private.grant_execute('chat_private.commit_step_and_finish_turn(uuid, uuid, bigint, bigint, jsonb, jsonb, jsonb, text[])', '{chat_worker}');

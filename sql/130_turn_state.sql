@@ -41,7 +41,8 @@ begin
          from chat_public.chats c join chat_private.model_configs m on m.id = c.model_config_id where c.id = p_chat_id) k),
       'config_version', (select v.version::text from chat_private.worker_config_version v where v.id)));
 end;
-$$ language plpgsql volatile set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
 comment on function chat_private.turn_state(uuid) is
   E'What the worker''s next step needs, in one snapshot: the chat, its open turn, the model-visible history from the newest live summary, whether compaction is due, and the worker config version.';
 select chat_private.grant_execute('chat_private.turn_state(uuid)', '{chat_worker}');

@@ -39,11 +39,15 @@ $$ language plpgsql volatile security definer set search_path to pg_catalog, pub
 select chat_private.grant_execute('chat_private.webhook_enqueue(uuid, text, text, timestamptz)', '{}');
 
 -- The id of a request's newest Response (data.id of its events): after client tool rounds, the newest round's.
+-- PL/pgSQL: every receipt's trigger calls it, and a SQL function with a SET clause is parsed and planned at every
+-- call (0.13 ms of a structured turn's 3 ms of server CPU), where PL/pgSQL keeps its plan for the session.
 create or replace function chat_private.webhook_response_subject(p_request_id uuid) returns text as $$
-  select 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
+begin
+  return 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
                                       where x.request_id = p_request_id order by x.round desc limit 1),
                                      p_request_id)::text, '-', '');
-$$ language sql stable security definer set search_path to pg_catalog, public, pg_temp;
+end;
+$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_response_subject(uuid)', '{}');
 
 create or replace function chat_private.tg_structured_output_requests__webhook() returns trigger as $$
