@@ -192,12 +192,27 @@ select chat_private.grant_execute('chat_private.enter_requires_action(uuid, uuid
 -- {"status": "failed", "code": ..., "message": ...} ends it with that failure.
 --
 -- One chat row version: _lock_for_worker_transition locks the row and checks fence, lease and rule (it writes
--- nothing), then _end_turn's one UPDATE bumps snapshot_version and sets the end state, then the receipt, then
--- _promote_after_turn closes the turn and promotes the queue head when the end state is running. Nothing before the
--- turn closes reads the status; the same jobs are enqueued (running stays running, waiting enqueues nothing, the
--- promoted turn's insert enqueues).
+-- nothing), then _finish_locked_turn ends the turn.
 create or replace function chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_outcome jsonb default null) returns chat_public.chat_status as $$
+begin
+  perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
+                                                   p_generation_attempt);
+  return chat_private._finish_locked_turn(p_chat_id, p_outcome);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan;
+comment on function chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb) is
+  E'Ends the turn: the structured request''s receipt (success from the durable candidate, or the given failure), then the queue head is promoted. Returns the new status.';
+select chat_private.grant_execute('chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb)', '{chat_worker}');
+
+-- finish_turn's writes, for a chat its caller locked for finish_turn with the fence, lease and rule checked
+-- (finish_turn, or commit_step_and_finish_turn after its commit_step). _end_turn's one UPDATE bumps
+-- snapshot_version and sets the end state, then the receipt, then _promote_after_turn closes the turn and promotes
+-- the queue head when the end state is running. Nothing before the turn closes reads the status; the same jobs are
+-- enqueued (running stays running, waiting enqueues nothing, the promoted turn's insert enqueues).
+create or replace function chat_private._finish_locked_turn(p_chat_id uuid, p_outcome jsonb)
+returns chat_public.chat_status as $$
 declare
   v_request uuid;
   v_request_chat uuid;
@@ -205,8 +220,6 @@ declare
   v_candidate_value jsonb;
   v_chat chat_public.chats;
 begin
-  perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
-                                                   p_generation_attempt);
   v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
   -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
   -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
@@ -237,11 +250,8 @@ begin
   perform chat_private.notify_chat_row(v_chat, 'turn_finished');
   return v_chat.status;
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
-  set plan_cache_mode to force_generic_plan;
-comment on function chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb) is
-  E'Ends the turn: the structured request''s receipt (success from the durable candidate, or the given failure), then the queue head is promoted. Returns the new status.';
-select chat_private.grant_execute('chat_private.finish_turn(uuid, uuid, bigint, bigint, jsonb)', '{chat_worker}');
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private._finish_locked_turn(uuid, jsonb)', '{}');
 
 create or replace function chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint,
   p_generation_attempt bigint, p_kind text, p_message text) returns void as $$

@@ -17,8 +17,8 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.tg_worker_config__bump()', '{}');
 
--- The final commit of a turn without stop hooks: commit_step, then finish_turn with the fence it returned, in one
--- transaction (both transitions run exactly as they do when called one after the other, fence checks included).
+-- The final commit of a turn without stop hooks: commit_step, then finish_turn's writes under the lock commit_step
+-- took, in one transaction (what finish_turn would check again holds by construction: see below).
 -- When an enabled stop hook exists, only the step is committed and status is null: the worker calls the hooks and
 -- finishes the turn itself, as after a plain commit_step.
 create or replace function chat_private.commit_step_and_finish_turn(p_chat_id uuid, p_runner_id uuid,
@@ -32,9 +32,12 @@ begin
   runner_id := v_fence.runner_id;
   history_version := v_fence.history_version;
   generation_attempt := v_fence.generation_attempt;
+  -- finish_turn without its lock and checks: commit_step holds the chat lock and checked the fence (which it moved
+  -- to v_fence itself), the lease (which nothing here changes) and its rule. commit_step and finish_turn are allowed
+  -- from the same states and commit_step leaves the status alone, so finish_turn's rule holds too
+  -- (test/db/worker-transitions.test.ts asserts both, and that the fused commit locks once).
   if not exists (select 1 from chat_private.stop_hooks h where h.enabled) then
-    status := chat_private.finish_turn(p_chat_id, v_fence.runner_id, v_fence.history_version, v_fence.generation_attempt,
-                                       p_outcome);
+    status := chat_private._finish_locked_turn(p_chat_id, p_outcome);
   end if;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp

@@ -172,6 +172,42 @@ test("commit_step_and_finish_turn is commit_step then finish_turn: two bumps, st
   assert.is(await count(db, "select 1 from chat_private.chat_leases where chat_id = $1", [chat.chat_id]), 0);
 });
 
+// commit_step_and_finish_turn ends the turn under commit_step's lock without finish_turn's checks: that is sound
+// only while commit_step is allowed exactly where finish_turn is and leaves the status where it found it.
+test("commit_step and finish_turn are allowed from the same states, and commit_step keeps the status", async () => {
+  const { rows } = await db.pool.query<{ transition: string; from_state: string; to_state: string[] }>(
+    `select transition, from_state, to_state from chat_private.transition_rules
+     where transition in ('commit_step', 'finish_turn') and allowed order by from_state, transition`);
+  const from = (transition: string) => rows.filter((r) => r.transition === transition).map((r) => r.from_state);
+  assert.ok(from("commit_step").length > 0);
+  assert.equal(from("commit_step"), from("finish_turn"));
+  for (const rule of rows.filter((r) => r.transition === "commit_step")) assert.equal(rule.to_state, [rule.from_state]);
+});
+
+test("the fused final commit locks the chat and checks the fence once", async () => {
+  const chat = await createChat(db, user, "locks once", structured());
+  const fence = await acquire(db, chat.chat_id);
+  const client = await db.pool.connect();
+  try {
+    await client.query("begin");
+    await client.query("set local track_functions = 'all'");
+    const call = { type: "tool-call", tool_call_id: "final", tool_name: "coder_structured_output", args: {} };
+    const { rows } = await client.query<{ status: string }>(
+      "select status::text from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7)",
+      [chat.chat_id, fence.runnerId, fence.historyVersion, fence.generationAttempt,
+        JSON.stringify([{ role: "assistant", content: [call] }]), '{"steps": 1, "candidate": {"value": 1, "step": 1, "message_index": 0}}', null]);
+    assert.is(rows[0]!.status, "waiting");
+    const { rows: calls } = await client.query<{ name: string; calls: number }>(
+      `select funcname as name, calls::int from pg_stat_xact_user_functions
+       where schemaname = 'chat_private' and funcname in ('_lock_for_worker_transition', '_finish_locked_turn', 'finish_turn')
+       order by funcname`);
+    assert.equal(calls, [{ name: "_finish_locked_turn", calls: 1 }, { name: "_lock_for_worker_transition", calls: 1 }]);
+    await client.query("commit");
+  } finally {
+    client.release();
+  }
+});
+
 test("worker transitions notify with the chat as each one left it", async () => {
   const chat = await createChat(db, user, "notify", structured());
   await sendMessage(db, user, chat.chat_id, "queued next");

@@ -63,6 +63,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private._end_turn(uuid,text,text,boolean)",
     "chat_private._fail_turn(uuid,text,text)",
     "chat_private._fence_history(uuid,boolean)",
+    "chat_private._finish_locked_turn(uuid,jsonb)",
     "chat_private._insert_input(uuid,jsonb,uuid,uuid)",
     "chat_private._insert_worker_messages(uuid,jsonb)",
     "chat_private._lease_is_live(uuid,uuid)",
