@@ -50,11 +50,15 @@ end;
 $$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_response_subject(uuid)', '{}');
 
+-- Every receipt fires it, and most owners have no endpoint: the event and its subject are worked out only for an
+-- owner with an enabled one (webhook_enqueue decides which of them want the event).
 create or replace function chat_private.tg_structured_output_requests__webhook() returns trigger as $$
 begin
   perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
     chat_private.webhook_response_subject(new.id), coalesce(new.finished_at, now()))
-  from chat_public.chats c where c.id = new.chat_id;
+  from chat_public.chats c
+  where c.id = new.chat_id
+    and exists (select 1 from chat_private.webhook_endpoints e where e.owner_id = c.owner_id and e.enabled);
   return null;
 end;
 $$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;

@@ -208,6 +208,40 @@ test("the fused final commit locks the chat and checks the fence once", async ()
   }
 });
 
+test("a receipt works out a webhook event only for an owner with an enabled endpoint", async () => {
+  const finalCommit = async (name: string) => {
+    const chat = await createChat(db, user, name, structured());
+    const fence = await acquire(db, chat.chat_id);
+    const client = await db.pool.connect();
+    try {
+      await client.query("begin");
+      await client.query("set local track_functions = 'all'");
+      const call = { type: "tool-call", tool_call_id: "final", tool_name: "coder_structured_output", args: {} };
+      await client.query("select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7)",
+        [chat.chat_id, fence.runnerId, fence.historyVersion, fence.generationAttempt,
+          JSON.stringify([{ role: "assistant", content: [call] }]), '{"steps": 1, "candidate": {"value": 1, "step": 1, "message_index": 0}}', null]);
+      const { rows } = await client.query<{ name: string }>(
+        `select funcname as name from pg_stat_xact_user_functions
+         where schemaname = 'chat_private' and funcname in ('webhook_enqueue', 'webhook_response_subject') order by 1`);
+      await client.query("commit");
+      return rows.map((row) => row.name);
+    } finally {
+      client.release();
+    }
+  };
+  assert.equal(await finalCommit("no endpoint"), []);
+  const { rows: [endpoint] } = await db.pool.query<{ id: string }>(
+    "select chat_private.webhook_add($1, 'https://example.test/hook', null, $2) as id",
+    [user, `whsec_${Buffer.alloc(32, 1).toString("base64")}`]);
+  try {
+    assert.equal(await finalCommit("endpoint"), ["webhook_enqueue", "webhook_response_subject"]);
+    assert.is(await count(db, "select 1 from chat_private.webhook_deliveries where endpoint_id = $1", [endpoint!.id]), 1);
+  } finally {
+    await db.pool.query("delete from chat_private.webhook_deliveries where endpoint_id = $1", [endpoint!.id]);
+    await db.pool.query("delete from chat_private.webhook_endpoints where id = $1", [endpoint!.id]);
+  }
+});
+
 test("worker transitions notify with the chat as each one left it", async () => {
   const chat = await createChat(db, user, "notify", structured());
   await sendMessage(db, user, chat.chat_id, "queued next");
