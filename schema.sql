@@ -45,6 +45,9 @@ REVOKE ALL ON FUNCTION chat_private._fail_turn(p_chat_id uuid, p_kind text, p_me
 -- ACL chat_private FUNCTION _fence_history(p_chat_id uuid, p_bump boolean)
 REVOKE ALL ON FUNCTION chat_private._fence_history(p_chat_id uuid, p_bump boolean) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION _finish_locked_turn(p_chat_id uuid, p_outcome jsonb)
+REVOKE ALL ON FUNCTION chat_private._finish_locked_turn(p_chat_id uuid, p_outcome jsonb) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION _insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid)
 REVOKE ALL ON FUNCTION chat_private._insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) FROM PUBLIC;
 
@@ -1875,6 +1878,50 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private _finish_locked_turn(uuid, jsonb)
+CREATE FUNCTION chat_private._finish_locked_turn(p_chat_id uuid, p_outcome jsonb) RETURNS chat_public.chat_status
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+declare
+  v_request uuid;
+  v_request_chat uuid;
+  v_candidate_present boolean;
+  v_candidate_value jsonb;
+  v_chat chat_public.chats;
+begin
+  v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
+  -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
+  -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
+  -- version), so it has no receipt yet and _record_receipt writes the only one.
+  select r.id, r.chat_id, t.candidate_present, t.candidate_value
+  into v_request, v_request_chat, v_candidate_present, v_candidate_value
+  from chat_private.turn_progress t
+  join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
+  where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending'
+  for update of r;
+  if v_request is not null then
+    if p_outcome is null then
+      -- The value comes from the durable candidate record, never from the caller.
+      if not v_candidate_present then
+        raise exception 'the structured request has no current validated candidate' using errcode = 'SONCD';
+      end if;
+      perform chat_private._record_receipt(v_request, v_request_chat, 'succeeded', null, null, v_candidate_value);
+    elsif p_outcome ->> 'status' = 'failed' then
+      perform chat_private._record_receipt(v_request, v_request_chat, 'failed', p_outcome ->> 'code',
+                                          p_outcome ->> 'message', null);
+    else
+      raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
+    end if;
+  end if;
+  v_chat := chat_private._promote_after_turn(v_chat);
+  -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
+  -- interrupting chats and history resets).
+  perform chat_private.notify_chat_row(v_chat, 'turn_finished');
+  return v_chat.status;
+end;
+$$;
+
 -- FUNCTION chat_private _insert_input(uuid, jsonb, uuid, uuid)
 CREATE FUNCTION chat_private._insert_input(p_chat_id uuid, p_content jsonb, p_request_id uuid, p_created_by uuid) RETURNS bigint
     LANGUAGE plpgsql SECURITY DEFINER
@@ -2224,6 +2271,7 @@ begin return chat_private._accept_structured_request(p_chat_id, p_json_schema, p
 CREATE FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id text, p_lease_seconds integer DEFAULT NULL::integer) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
   v_chat chat_public.chats;
@@ -2546,6 +2594,7 @@ $_$;
 CREATE FUNCTION chat_private.commit_step(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_messages jsonb, p_progress jsonb DEFAULT '{}'::jsonb, p_deltas text[] DEFAULT NULL::text[]) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
   v_ids bigint[];
@@ -2569,6 +2618,7 @@ $$;
 CREATE FUNCTION chat_private.commit_step_and_finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_messages jsonb, p_progress jsonb, p_outcome jsonb DEFAULT NULL::jsonb, p_deltas text[] DEFAULT NULL::text[], OUT runner_id uuid, OUT history_version bigint, OUT generation_attempt bigint, OUT status chat_public.chat_status) RETURNS record
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
   v_fence chat_private.fence;
@@ -2578,9 +2628,12 @@ begin
   runner_id := v_fence.runner_id;
   history_version := v_fence.history_version;
   generation_attempt := v_fence.generation_attempt;
+  -- finish_turn without its lock and checks: commit_step holds the chat lock and checked the fence (which it moved
+  -- to v_fence itself), the lease (which nothing here changes) and its rule. commit_step and finish_turn are allowed
+  -- from the same states and commit_step leaves the status alone, so finish_turn's rule holds too
+  -- (test/db/worker-transitions.test.ts asserts both, and that the fused commit locks once).
   if not exists (select 1 from chat_private.stop_hooks h where h.enabled) then
-    status := chat_private.finish_turn(p_chat_id, v_fence.runner_id, v_fence.history_version, v_fence.generation_attempt,
-                                       p_outcome);
+    status := chat_private._finish_locked_turn(p_chat_id, p_outcome);
   end if;
 end;
 $$;
@@ -2791,6 +2844,7 @@ $$;
 CREATE FUNCTION chat_private.enter_requires_action(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_pending_calls jsonb, p_timeout_seconds integer DEFAULT NULL::integer) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
   v_chat chat_public.chats;
@@ -2894,6 +2948,7 @@ $$;
 CREATE FUNCTION chat_private.finish_error(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_kind text, p_message text) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 begin
   perform chat_private._begin_worker_transition(p_chat_id, 'finish_error', p_runner_id, p_history_version,
@@ -2907,6 +2962,7 @@ $$;
 CREATE FUNCTION chat_private.finish_interruption(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_partial_messages jsonb DEFAULT '[]'::jsonb) RETURNS chat_public.chat_status
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
   v_request uuid;
@@ -2933,45 +2989,12 @@ $$;
 CREATE FUNCTION chat_private.finish_turn(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_outcome jsonb DEFAULT NULL::jsonb) RETURNS chat_public.chat_status
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
-declare
-  v_request uuid;
-  v_request_chat uuid;
-  v_candidate_present boolean;
-  v_candidate_value jsonb;
-  v_chat chat_public.chats;
 begin
   perform chat_private._lock_for_worker_transition(p_chat_id, 'finish_turn', p_runner_id, p_history_version,
                                                    p_generation_attempt);
-  v_chat := chat_private._end_turn(p_chat_id, 'finish_turn', null, true);
-  -- _active_request, _open_turn and _write_receipt's locking read in one statement: the open turn's request, locked
-  -- FOR UPDATE and still pending after any wait for that lock (the status is checked again on the newest row
-  -- version), so it has no receipt yet and _record_receipt writes the only one.
-  select r.id, r.chat_id, t.candidate_present, t.candidate_value
-  into v_request, v_request_chat, v_candidate_present, v_candidate_value
-  from chat_private.turn_progress t
-  join chat_public.structured_output_requests r on r.id = t.structured_output_request_id
-  where t.chat_id = p_chat_id and t.finished_at is null and r.status = 'pending'
-  for update of r;
-  if v_request is not null then
-    if p_outcome is null then
-      -- The value comes from the durable candidate record, never from the caller.
-      if not v_candidate_present then
-        raise exception 'the structured request has no current validated candidate' using errcode = 'SONCD';
-      end if;
-      perform chat_private._record_receipt(v_request, v_request_chat, 'succeeded', null, null, v_candidate_value);
-    elsif p_outcome ->> 'status' = 'failed' then
-      perform chat_private._record_receipt(v_request, v_request_chat, 'failed', p_outcome ->> 'code',
-                                          p_outcome ->> 'message', null);
-    else
-      raise exception 'outcome must be null or a failure' using errcode = 'CIINV', column = 'outcome';
-    end if;
-  end if;
-  v_chat := chat_private._promote_after_turn(v_chat);
-  -- notify_chat: the chat is waiting or running, so only its own channel applies (the worker channel is for
-  -- interrupting chats and history resets).
-  perform chat_private.notify_chat_row(v_chat, 'turn_finished');
-  return v_chat.status;
+  return chat_private._finish_locked_turn(p_chat_id, p_outcome);
 end;
 $$;
 
@@ -3436,6 +3459,7 @@ begin return chat_private._record_receipt(p_request_id, p_chat_id, p_status, p_c
 CREATE FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) RETURNS chat_private.fence
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 begin
   if p_state is not null and (jsonb_typeof(p_state) <> 'object' or jsonb_typeof(p_state -> 'attempt') <> 'number') then
@@ -4128,7 +4152,9 @@ CREATE FUNCTION chat_private.tg_structured_output_requests__webhook() RETURNS tr
 begin
   perform chat_private.webhook_enqueue(c.owner_id, chat_private.webhook_response_event(new.status, new.error_code),
     chat_private.webhook_response_subject(new.id), coalesce(new.finished_at, now()))
-  from chat_public.chats c where c.id = new.chat_id;
+  from chat_public.chats c
+  where c.id = new.chat_id
+    and exists (select 1 from chat_private.webhook_endpoints e where e.owner_id = c.owner_id and e.enabled);
   return null;
 end;
 $$;
@@ -4191,6 +4217,7 @@ $$;
 CREATE FUNCTION chat_private.turn_state(p_chat_id uuid) RETURNS json
     LANGUAGE plpgsql
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 begin
   return (
@@ -4394,12 +4421,14 @@ $$;
 
 -- FUNCTION chat_private webhook_response_subject(uuid)
 CREATE FUNCTION chat_private.webhook_response_subject(p_request_id uuid) RETURNS text
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
-  select 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
+begin
+  return 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
                                       where x.request_id = p_request_id order by x.round desc limit 1),
                                      p_request_id)::text, '-', '');
+end;
 $$;
 
 -- FUNCTION chat_private webhook_retry_delay(integer)
@@ -4650,6 +4679,7 @@ $$;
 CREATE FUNCTION chat_public.create_chat(content jsonb, response_format text DEFAULT NULL::text, model_config_id text DEFAULT NULL::text, title text DEFAULT NULL::text, workspace text DEFAULT NULL::text, dynamic_tools jsonb DEFAULT '[]'::jsonb, plan_mode boolean DEFAULT false, idempotency_key text DEFAULT NULL::text) RETURNS chat_public.chat_input_result
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
   v_user uuid := chat_private.require_user();
@@ -5138,6 +5168,7 @@ $$;
 CREATE FUNCTION chat_public.send_chat_message(chat_id uuid, content jsonb, response_format text DEFAULT NULL::text, busy_behavior text DEFAULT 'queue'::text, idempotency_key text DEFAULT NULL::text) RETURNS chat_public.chat_input_result
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 declare
   v_user uuid := chat_private.require_user();
