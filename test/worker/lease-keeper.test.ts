@@ -137,6 +137,20 @@ test("1,024 leases, of two lengths, are renewed by one statement, each for its o
   }
 });
 
+test("the timer beats every third of the shortest lease among the runs", async () => {
+  const [long, short] = await runningChats(2);
+  const keeper = new LeaseKeeper(db.pool, testLogger);
+  const holders = [holder(long!, { leaseSeconds: 300 }), holder(short!, { leaseSeconds: 1 })];
+  // Alone, the five-minute lease would beat in 100 s; with a one-second lease beside it, in a third of a second.
+  const unregister = holders.map((h) => keeper.register(h));
+  try {
+    await waitFor("a beat renewing both leases, each for its own length", async () =>
+      (await remaining(long!.chatId))! > 200 && (await remaining(short!.chatId))! <= 1, 10_000);
+  } finally {
+    for (const stop of unregister) stop();
+  }
+});
+
 test("a run whose lease another runner took, or whose lease row is gone, is stopped lost; the others go on renewed", async () => {
   const [taken, released, kept] = await runningChats(3);
   const holders = [holder(taken!), holder(released!), holder(kept!)];
