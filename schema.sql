@@ -322,6 +322,10 @@ REVOKE ALL ON FUNCTION chat_private.remember_result(p_owner uuid, p_key text, p_
 GRANT ALL ON FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION renew_leases(p_chat_ids uuid[], p_runner_ids uuid[], p_lease_seconds integer[])
+GRANT ALL ON FUNCTION chat_private.renew_leases(p_chat_ids uuid[], p_runner_ids uuid[], p_lease_seconds integer[]) TO chat_worker;
+REVOKE ALL ON FUNCTION chat_private.renew_leases(p_chat_ids uuid[], p_runner_ids uuid[], p_lease_seconds integer[]) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric)
 GRANT ALL ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) TO chat_worker;
 REVOKE ALL ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) FROM PUBLIC;
@@ -910,6 +914,9 @@ COMMENT ON FUNCTION chat_private.operator_retry_chat(p_chat_id uuid) IS 'Operato
 
 -- COMMENT chat_private FUNCTION record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb)
 COMMENT ON FUNCTION chat_private.record_retry_state(p_chat_id uuid, p_runner_id uuid, p_history_version bigint, p_generation_attempt bigint, p_state jsonb) IS 'Worker: publishes (or clears) the provider retry state of the running step in chats.retry_state; a new state starts a new generation attempt. Returns the new fence.';
+
+-- COMMENT chat_private FUNCTION renew_leases(p_chat_ids uuid[], p_runner_ids uuid[], p_lease_seconds integer[])
+COMMENT ON FUNCTION chat_private.renew_leases(p_chat_ids uuid[], p_runner_ids uuid[], p_lease_seconds integer[]) IS 'Renews the leases of a worker process''s runs in one statement and returns each chat''s status: renewed is false when the runner lost its lease, null when its row was busy (try again).';
 
 -- COMMENT chat_private FUNCTION report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric)
 COMMENT ON FUNCTION chat_private.report_worker_alive(p_queue_id text, p_worker_id text, p_ttl_seconds numeric) IS 'A worker process is alive until p_ttl_seconds from now; the jobs it locked count as running until then.';
@@ -3511,6 +3518,45 @@ CREATE FUNCTION chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lea
     where chat_id = p_chat_id and runner_id = p_runner_id
     returning 1)
   select exists (select 1 from renewed);
+$$;
+
+-- FUNCTION chat_private renew_leases(uuid[], uuid[], integer[])
+CREATE FUNCTION chat_private.renew_leases(p_chat_ids uuid[], p_runner_ids uuid[], p_lease_seconds integer[]) RETURNS TABLE(runner_id uuid, renewed boolean, status text)
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  if cardinality(p_runner_ids) is distinct from cardinality(p_chat_ids) then
+    raise exception 'runner_ids must pair with chat_ids' using errcode = 'CIINV', column = 'runner_ids';
+  end if;
+  if cardinality(p_lease_seconds) is distinct from cardinality(p_chat_ids) then
+    raise exception 'lease_seconds must pair with chat_ids' using errcode = 'CIINV', column = 'lease_seconds';
+  end if;
+  return query
+  with wanted as (
+    select w.chat_id, w.runner_id, w.lease_seconds
+    from unnest(p_chat_ids, p_runner_ids, p_lease_seconds) w (chat_id, runner_id, lease_seconds)),
+  held as (
+    select l.chat_id, w.lease_seconds from chat_private.chat_leases l
+    join wanted w on w.chat_id = l.chat_id and w.runner_id = l.runner_id
+    for no key update of l skip locked),
+  done as (
+    update chat_private.chat_leases l
+    set expires_at = now() + make_interval(secs => coalesce(h.lease_seconds, chat_private.setting_int('lease_seconds')))
+    from held h
+    where l.chat_id = h.chat_id
+    returning l.runner_id)
+  select w.runner_id,
+    case when r.runner_id is not null then true
+         -- Still this runner's in the statement's snapshot, so its row was skipped, not lost.
+         when exists (select 1 from chat_private.chat_leases l where l.chat_id = w.chat_id and l.runner_id = w.runner_id)
+           then null
+         else false end,
+    c.status::text
+  from wanted w
+  left join done r on r.runner_id = w.runner_id
+  left join chat_public.chats c on c.id = w.chat_id;
+end;
 $$;
 
 -- FUNCTION chat_private report_worker_alive(text, text, numeric)

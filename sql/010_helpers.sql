@@ -68,8 +68,8 @@ select chat_private.grant_execute('chat_private.notify_chat_row(chat_public.chat
 -- What a running step must hear at once (an interrupt, or an edit that moves the history under it) also goes to
 -- `chatd:worker`, the one channel every worker process listens to (worker/loop/listener.ts), so a run needs no
 -- LISTEN of its own. Those changes come from client and operator transitions, which notify through here; the
--- worker's own transitions (notify_chat_row) never interrupt a run. A missed notification is still seen by the
--- lease heartbeat, which reads the chat's status and history version.
+-- worker's own transitions (notify_chat_row) never interrupt a run. A missed interrupt is still seen by the lease
+-- heartbeat, which reads the chat's status (sql/070 renew_leases); a missed edit fences the run's next commit.
 create or replace function chat_private.notify_chat(p_chat_id uuid, p_change text) returns void as $$
 declare
   v_chat chat_public.chats;

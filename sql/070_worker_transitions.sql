@@ -31,7 +31,8 @@ comment on function chat_private.acquire_lease(uuid, text, integer) is
   E'Takes the runner lease of a runnable chat with a fresh runner id and starts a new generation attempt. CHLSD when a live lease exists, CHTRN when the chat is not runnable.';
 select chat_private.grant_execute('chat_private.acquire_lease(uuid, text, integer)', '{chat_worker}');
 
--- A heartbeat, not a transition: it touches only the FK-free lease row.
+-- A heartbeat, not a transition: it touches only the FK-free lease row. The worker renews with renew_leases; this
+-- one is kept for the workers of earlier releases during a rolling upgrade (test/migrate/rolling.test.ts).
 create or replace function chat_private.renew_lease(p_chat_id uuid, p_runner_id uuid, p_lease_seconds integer default null)
 returns boolean as $$
   with renewed as (
@@ -42,6 +43,51 @@ returns boolean as $$
   select exists (select 1 from renewed);
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.renew_lease(uuid, uuid, integer)', '{chat_worker}');
+
+-- The heartbeat of a worker process: the leases of all its runs renewed in one statement, each with its chat's
+-- status (an interrupt is seen even when its notification was missed). Like renew_lease, it touches only the lease
+-- rows. Per lease (runner_id): renewed is true, or false when the runner no longer holds it (another runner took
+-- it, it was released or swept, the chat was deleted), or null when another transaction holds its row (SKIP
+-- LOCKED: one busy row neither holds up the renewal of the others nor lets two renewals deadlock; that transaction
+-- decides, and the next beat sees what it decided). A null length is the lease_seconds setting.
+create or replace function chat_private.renew_leases(p_chat_ids uuid[], p_runner_ids uuid[], p_lease_seconds integer[])
+returns table (runner_id uuid, renewed boolean, status text) as $$
+begin
+  if cardinality(p_runner_ids) is distinct from cardinality(p_chat_ids) then
+    raise exception 'runner_ids must pair with chat_ids' using errcode = 'CIINV', column = 'runner_ids';
+  end if;
+  if cardinality(p_lease_seconds) is distinct from cardinality(p_chat_ids) then
+    raise exception 'lease_seconds must pair with chat_ids' using errcode = 'CIINV', column = 'lease_seconds';
+  end if;
+  return query
+  with wanted as (
+    select w.chat_id, w.runner_id, w.lease_seconds
+    from unnest(p_chat_ids, p_runner_ids, p_lease_seconds) w (chat_id, runner_id, lease_seconds)),
+  held as (
+    select l.chat_id, w.lease_seconds from chat_private.chat_leases l
+    join wanted w on w.chat_id = l.chat_id and w.runner_id = l.runner_id
+    for no key update of l skip locked),
+  done as (
+    update chat_private.chat_leases l
+    set expires_at = now() + make_interval(secs => coalesce(h.lease_seconds, chat_private.setting_int('lease_seconds')))
+    from held h
+    where l.chat_id = h.chat_id
+    returning l.runner_id)
+  select w.runner_id,
+    case when r.runner_id is not null then true
+         -- Still this runner's in the statement's snapshot, so its row was skipped, not lost.
+         when exists (select 1 from chat_private.chat_leases l where l.chat_id = w.chat_id and l.runner_id = w.runner_id)
+           then null
+         else false end,
+    c.status::text
+  from wanted w
+  left join done r on r.runner_id = w.runner_id
+  left join chat_public.chats c on c.id = w.chat_id;
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
+comment on function chat_private.renew_leases(uuid[], uuid[], integer[]) is
+  E'Renews the leases of a worker process''s runs in one statement and returns each chat''s status: renewed is false when the runner lost its lease, null when its row was busy (try again).';
+select chat_private.grant_execute('chat_private.renew_leases(uuid[], uuid[], integer[])', '{chat_worker}');
 
 create or replace function chat_private.release_lease(p_chat_id uuid, p_runner_id uuid) returns void as $$
   delete from chat_private.chat_leases where chat_id = p_chat_id and runner_id = p_runner_id;

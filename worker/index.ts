@@ -26,6 +26,7 @@ import { makeBatchCancelTask, makeBatchValidateTask, sweepBatches } from "./batc
 import { makeRetentionTask, RETENTION_TASK, scheduleRetention } from "./retention.ts";
 import { makeWebhookDeliverTask, sweepWebhooks } from "./webhook-task.ts";
 import { makeChatRunTask } from "./chat-run.ts";
+import { LeaseKeeper } from "./loop/lease-keeper.ts";
 import { ChatListener } from "./loop/listener.ts";
 import type { RuntimeDeps, RuntimeStats } from "./loop/runtime.ts";
 import type { StopReason } from "./loop/types.ts";
@@ -136,7 +137,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const stats: RuntimeStats = { acquired: 0, reacquiredInJob: 0, resumedAfterOutage: 0, turnsFinished: 0 };
   const faults = typeof options.faults === "object" ? options.faults : parseFaults(options.faults ?? process.env.CHATD_FAULTS);
   const deps: RuntimeDeps = {
-    pool, health, workerId, log, workspacesRoot, faults, listener, runs, stats, stopping: () => stopping,
+    pool, health, workerId, log, workspacesRoot, faults, listener, leases: new LeaseKeeper(pool, log), runs, stats,
+    stopping: () => stopping,
     ...(options.modelRuntime != null ? { modelRuntime: options.modelRuntime } : {}),
     ...(options.toolTimeoutMs != null ? { toolTimeoutMs: options.toolTimeoutMs } : {}),
     toolDeployment,

@@ -158,6 +158,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private.record_retry_state(uuid,uuid,bigint,bigint,jsonb)",
     "chat_private.release_lease(uuid,uuid)",
     "chat_private.renew_lease(uuid,uuid,integer)",
+    "chat_private.renew_leases(uuid[],uuid[],integer[])",
     "chat_private.report_worker_alive(text,text,numeric)",
     "chat_private.report_worker_stopped(text)",
     "chat_private.spawn_child_chat(uuid,uuid,jsonb,text,text)",

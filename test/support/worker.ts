@@ -10,6 +10,7 @@ import { waitFor } from "./wait.ts";
 import { asUser, text, type InputResult } from "./chats.ts";
 import { startWorker, type RunningWorker, type WorkerOptions } from "../../worker/index.ts";
 import { DatabaseHealth } from "../../src/db/pool.ts";
+import { LeaseKeeper } from "../../worker/loop/lease-keeper.ts";
 import { ChatListener } from "../../worker/loop/listener.ts";
 import type { RuntimeDeps } from "../../worker/loop/runtime.ts";
 
@@ -144,7 +145,8 @@ export function makeDeps(db: TestDatabase, workspacesRoot: string, workerId: str
   const health = new DatabaseHealth(testLogger);
   const listener = new ChatListener(db.url, testLogger, health);
   return {
-    pool: db.pool, health, workerId, log: testLogger, workspacesRoot, faults: {}, listener, runs: new Set(), stopping: () => false,
+    pool: db.pool, health, workerId, log: testLogger, workspacesRoot, faults: {}, listener, leases: new LeaseKeeper(db.pool, testLogger),
+    runs: new Set(), stopping: () => false,
     stats: { acquired: 0, reacquiredInJob: 0, resumedAfterOutage: 0, turnsFinished: 0 },
     close: () => listener.close(),
   };

@@ -2,8 +2,8 @@
 // `chatd:worker`, the channel the transitions send what a running step must hear at once (an interrupt, an edit
 // under it: sql/010 notify_chat), listened to once per connection, so taking a chat costs no LISTEN. Waits that need
 // every change of a chat (a parent waiting on its subagent) `subscribe` to `chatd:chat:<id>`. A lost connection is
-// re-opened, waiting for the database when it is away; the lease heartbeat also reads the status, so a missed
-// notification delays an interrupt by at most one heartbeat.
+// re-opened, waiting for the database when it is away; the lease heartbeat (lease-keeper.ts) also reads the status,
+// so a missed notification delays an interrupt by at most one beat.
 //
 // A channel nobody listens to any more is dropped lazily: its UNLISTEN travels with the next LISTEN (one round
 // trip per run instead of two), or after UNLISTEN_DELAY_MS when no LISTEN comes. Until then its notifications

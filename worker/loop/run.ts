@@ -19,7 +19,6 @@ import { runStopHooks } from "./hooks.ts";
 import { loadModelConfig, type RuntimeSettings } from "./config.ts";
 import { continueTurn, loadTurnState } from "./history.ts";
 import type { Subscribe } from "./lease.ts";
-import { startHeartbeat } from "./heartbeat.ts";
 import { streamModelStep } from "./model-step.ts";
 import { answerCalls } from "./results.ts";
 import { commitFinalizerStep, commitFinalStep, commitToolStep, type AfterCommit } from "./step-commit.ts";
@@ -96,7 +95,7 @@ class ChatRun {
   async run(): Promise<RunOutcome> {
     this.deps.runs.add(this.stop);
     let unsubscribe: (() => Promise<void>) | undefined;
-    let stopHeartbeat: (() => void) | undefined;
+    let unregister: (() => void) | undefined;
     try {
       unsubscribe = await this.subscribe((n) => {
         if (n.status === "interrupting") this.stop("interrupt");
@@ -106,8 +105,8 @@ class ChatRun {
           this.stop("lost");
         }
       });
-      stopHeartbeat = startHeartbeat({ tx: this.tx, settings: this.settings, progress: this.progress, log: this.log,
-        stop: this.stop, stopped: () => this.stopReason != null });
+      unregister = this.deps.leases.register({ chatId: this.tx.fence.chatId, runnerId: this.tx.fence.runnerId,
+        settings: this.settings, progress: this.progress, log: this.log, stop: this.stop, stopped: () => this.stopReason != null });
       return await this.loop();
     } catch (error) {
       const code = sqlState(error);
@@ -131,7 +130,7 @@ class ChatRun {
       // releasing it and retrying a deterministic failure forever.
       throw error;
     } finally {
-      stopHeartbeat?.();
+      unregister?.();
       this.deps.runs.delete(this.stop);
       await this.runTools?.then((opened) => opened.close()).catch(() => undefined);
       await unsubscribe?.().catch(() => undefined);

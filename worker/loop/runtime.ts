@@ -1,11 +1,12 @@
 // What the worker process gives each run (worker/index.ts builds it once): its pool and view of the database, its
-// listener, its fault points and tools, and the counters the runs keep.
+// listener and lease heartbeat, its fault points and tools, and the counters the runs keep.
 import type pg from "pg";
 import type { DatabaseHealth } from "../../src/db/pool.ts";
 import type { Logger } from "../../src/log.ts";
 import type { ModelRuntime } from "../../src/providers/index.ts";
 import type { ToolDeployment } from "../../src/tools/index.ts";
 import type { Faults } from "../faults.ts";
+import type { LeaseKeeper } from "./lease-keeper.ts";
 import type { ChatListener } from "./listener.ts";
 import type { StopReason } from "./types.ts";
 
@@ -18,6 +19,8 @@ export interface RuntimeDeps {
   workspacesRoot: string;
   faults: Faults;
   listener: ChatListener;
+  /** The process's lease heartbeat: every run's lease renewed in one statement per beat. */
+  leases: LeaseKeeper;
   /** Abort functions of the runs in progress (graceful shutdown aborts them). */
   runs: Set<(reason: StopReason) => void>;
   stopping: () => boolean;

@@ -17,12 +17,6 @@ export const PUBLISH_DELTAS = "select pg_notify($1, p) from unnest($2::text[]) w
 /** The worker's frequent statements are named, so each pooled connection parses and plans them once. */
 const COMMIT_STEP = "select * from chat_private.commit_step($1, $2, $3, $4, $5, $6, $7)";
 
-export interface Heartbeat {
-  renewed: boolean;
-  status: string | null;
-  historyVersion: string | null;
-}
-
 export class Transitions {
   readonly pool: pg.Pool;
   fence: Fence;
@@ -166,16 +160,6 @@ export class Transitions {
     const { rows } = await this.pool.query<FenceRow>("select * from chat_private.record_retry_state($1, $2, $3, $4, $5)",
       [...this.args(), state == null ? null : JSON.stringify(state)]);
     this.advance(rows[0]);
-  }
-
-  /** The heartbeat: renews the lease (not a transition) and reads the chat's status in the same round trip, so an
-   * interrupt is seen even when a LISTEN notification was missed. */
-  async heartbeat(leaseSeconds: number): Promise<Heartbeat> {
-    const { rows } = await this.pool.query<{ renewed: boolean; status: string | null; history_version: string | null }>(
-      `select chat_private.renew_lease($1, $2, $3) as renewed, c.status::text as status, c.history_version
-       from chat_public.chats c where c.id = $1`, [this.fence.chatId, this.fence.runnerId, leaseSeconds]);
-    const row = rows[0];
-    return { renewed: row?.renewed === true, status: row?.status ?? null, historyVersion: row?.history_version ?? null };
   }
 
   async release(): Promise<void> {
