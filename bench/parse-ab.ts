@@ -1,7 +1,7 @@
 // A/B of the JSON boundary's parser: `node bench/parse-ab.ts [ref]` parses each input with src/structured as
 // committed at ref (default main) and as it is in the working tree, in one process, alternating which runs first.
 // `--self` compares the working tree with a copy of itself: the difference it shows is the noise. Each of the rounds
-// (`--rounds N`, default 7) times 200 parses per input and side with process.cpuUsage (the machine is shared, so CPU
+// (`--rounds N`, default 7; `--only TEXT` keeps the inputs whose name has TEXT) times 200 parses per input and side with process.cpuUsage (the machine is shared, so CPU
 // time, not wall time); the best round is reported, since neighbours only ever add time.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
@@ -15,9 +15,10 @@ const PARSES = 200;
 
 const args = process.argv.slice(2);
 const self = args.includes("--self");
-const roundsAt = args.indexOf("--rounds");
-const ROUNDS = roundsAt >= 0 ? Number(args[roundsAt + 1]) : 7;
-const ref = args.find((a, i) => !a.startsWith("--") && i !== roundsAt + 1) ?? "main";
+const option = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const ROUNDS = Number(option("--rounds") ?? 7);
+const only = option("--only");
+const ref = args.find((a, i) => !a.startsWith("--") && !args[i - 1]?.startsWith("--")) ?? "main";
 const root = join(import.meta.dirname, "..");
 
 const dir = mkdtempSync(join(tmpdir(), "parse-ab-"));
@@ -57,7 +58,7 @@ const mixed = JSON.stringify(
   })),
 );
 
-const inputs: [string, string][] = [
+const allInputs: [string, string][] = [
   ["4,094 integers", JSON.stringify(Array.from({ length: 4094 }, (_, i) => (i * 7919) % 1_000_003 - 500_000))],
   ["4,094 decimals", `[${Array.from({ length: 4094 }, (_, i) => `${(i * 7919) % 100_003}.${String(i % 1000).padStart(3, "0")}`).join(",")}]`],
   ["depth-10 object tree", JSON.stringify(tree(10, 1))],
@@ -65,6 +66,7 @@ const inputs: [string, string][] = [
   ["typical 2 KB schema", typicalSchema],
   ["100 KB mixed", mixed],
 ];
+const inputs = allInputs.filter(([name]) => only === undefined || name.includes(only));
 
 function cpuMicros(parse: Parse, text: string): number {
   const c = process.cpuUsage();
