@@ -1,8 +1,9 @@
 // A/B of the JSON boundary's parser: `node bench/parse-ab.ts [ref]` parses each input with src/structured as
 // committed at ref (default main) and as it is in the working tree, in one process, alternating which runs first.
 // `--self` compares the working tree with a copy of itself: the difference it shows is the noise. Each of the rounds
-// (`--rounds N`, default 7; `--only TEXT` keeps the inputs whose name has TEXT) times 200 parses per input and side with process.cpuUsage (the machine is shared, so CPU
-// time, not wall time); the best round is reported, since neighbours only ever add time.
+// (`--rounds N`, default 7) times 200 parses per input and side with process.cpuUsage (the machine is shared, so CPU
+// time, not wall time); the best round is reported, since neighbours only ever add time. `--only TEXT` keeps the
+// inputs whose name has TEXT: V8 then compiles the parser for that shape alone, as in bench:validator's processes.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
