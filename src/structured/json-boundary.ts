@@ -4,92 +4,14 @@
 // No maintained parser does all of this, so this one is hand-written and iterative (an explicit
 // stack, depth checked while parsing), so hostile nesting cannot overflow the call stack.
 
-import { NUMBER_MAX_EXPONENT, NUMBER_MAX_LITERAL_LENGTH, VALUE_LIMITS, type JsonLimits } from "./caps.ts";
-import { parseDecimal, shortFloat, splitLiteral, type Decimal } from "./decimal.ts";
+import { VALUE_LIMITS, type JsonLimits } from "./caps.ts";
+import { numberLiteralProblem, type BoundaryError, type BoundaryRule } from "./json-rules.ts";
+import { JsonNumber, pointerOf, type JsonArray, type JsonObject, type JsonValue } from "./json-value.ts";
 
-const UNKNOWN = Symbol("unknown");
-// The text JsonNumber.integer passes: no literal is empty, so no caller's text is this one.
-const LAZY_INTEGER = "";
-
-/** A number kept as its exact literal text. */
-export class JsonNumber {
-  // Private fields (invisible to deep equality: compare numbers by `text`, trees by jsonEquals).
-  #text: string | undefined;
-  // Both derived from `text` once, on first use.
-  #short: number | undefined | typeof UNKNOWN;
-  #decimal: Decimal | undefined;
-  /** `short` is a hint from the parser, which already knows (see shortFloat). */
-  constructor(text: string, short?: number) {
-    this.#text = text === LAZY_INTEGER ? undefined : text;
-    this.#short = short ?? UNKNOWN;
-  }
-  /**
-   * The parser's integer literals of at most 15 digits, except `-0`: the literal is exactly
-   * String(value), so the text is made only if asked for. A number array's values are seldom
-   * asked for their text (only when stored), and slicing 4,094 literals was ~15% of its parse.
-   */
-  static integer(value: number): JsonNumber {
-    // Through the constructor alone: writing #text again afterwards was ~10% of a number array's parse.
-    return new JsonNumber(LAZY_INTEGER, value);
-  }
-  /** integer()'s value while its text has not been made (the text is then String(value)), else undefined. */
-  get lazyInteger(): number | undefined {
-    return this.#text === undefined && typeof this.#short === "number" ? this.#short : undefined;
-  }
-  /** The literal as written (for integer(): String(value), the same characters). */
-  get text(): string {
-    return (this.#text ??= String(this.#short));
-  }
-  /**
-   * The float when it is exact enough to decide order, equality and integer-ness (decimal.ts
-   * `shortFloat`: zero, or ≤ 15 significant digits in the normal range), else undefined. The exact
-   * keywords decide on it without touching BigInt; most literals in practice qualify.
-   */
-  get short(): number | undefined {
-    if (this.#short === UNKNOWN) this.#short = shortFloat(this.text);
-    return this.#short;
-  }
-  /** The exact value, parsed once (several keywords and branches may ask). */
-  get decimal(): Decimal {
-    return (this.#decimal ??= parseDecimal(this.text));
-  }
-}
-
-export type JsonObject = Map<string, JsonValue>;
-export type JsonArray = JsonValue[];
-export type JsonValue = null | boolean | string | JsonNumber | JsonArray | JsonObject;
-
-export type BoundaryRule =
-  | "syntax"
-  | "trailing-data"
-  | "invalid-utf8"
-  | "unpaired-surrogate"
-  | "nul-character"
-  | "control-character"
-  | "duplicate-key"
-  | "number-too-long"
-  | "number-range"
-  | "max-bytes"
-  | "max-depth"
-  | "max-nodes";
-
-export interface BoundaryError {
-  pointer: string;
-  rule: BoundaryRule;
-  message: string;
-}
+export { limitError, type BoundaryError, type BoundaryRule } from "./json-rules.ts";
+export { escapePointerSegment, isJsonNumber, isJsonObject, JsonNumber, type JsonArray, type JsonObject, type JsonValue } from "./json-value.ts";
 
 export type ParseResult = { ok: true; value: JsonValue } | { ok: false; error: BoundaryError };
-
-export function escapePointerSegment(s: string): string {
-  return s.replace(/~/g, "~0").replace(/\//g, "~1");
-}
-
-export function pointerOf(path: readonly (string | number)[]): string {
-  let out = "";
-  for (const seg of path) out += "/" + (typeof seg === "number" ? String(seg) : escapePointerSegment(seg));
-  return out;
-}
 
 class BoundaryFailure extends Error {
   readonly rule: BoundaryRule;
@@ -102,38 +24,6 @@ class BoundaryFailure extends Error {
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** Returns the rule a number literal breaks, if any (length, float64 range, exponent bound). */
-export function numberLiteralProblem(text: string): { rule: BoundaryRule; message: string } | undefined {
-  if (text.length > NUMBER_MAX_LITERAL_LENGTH) {
-    return { rule: "number-too-long", message: `number literal longer than ${NUMBER_MAX_LITERAL_LENGTH} characters` };
-  }
-  const parts = splitLiteral(text);
-  if (parts === undefined) return { rule: "syntax", message: "invalid number literal" };
-  const asFloat = Number(text);
-  if (!Number.isFinite(asFloat)) return { rule: "number-range", message: "number outside float64's finite range" };
-  if (asFloat === 0 && /[1-9]/.test(parts.int + parts.frac)) {
-    return { rule: "number-range", message: "non-zero number underflows float64" };
-  }
-  if (Math.abs(parts.exp) > NUMBER_MAX_EXPONENT) {
-    return { rule: "number-range", message: `exponent beyond ±${NUMBER_MAX_EXPONENT}` };
-  }
-  // jsonb stores numbers written out in full (1e64 comes back as 1 followed by 64 zeros). Values
-  // read back from the database pass this same boundary, so the written-out form obeys the cap too.
-  if (fullLength(parts) > NUMBER_MAX_LITERAL_LENGTH) {
-    return { rule: "number-too-long", message: `number longer than ${NUMBER_MAX_LITERAL_LENGTH} characters when written without exponent` };
-  }
-  return undefined;
-}
-
-/** Length of pgNumericText(literal) without building it (the exponent may be large). */
-function fullLength(p: { neg: boolean; int: string; frac: string; exp: number }): number {
-  const digits = (p.int + p.frac).replace(/^0+/, "").length;
-  const k = p.exp - p.frac.length;
-  if (digits === 0) return k >= 0 ? 1 : 2 - k;
-  const body = k >= 0 ? digits + k : Math.max(digits, -k + 1) + 1;
-  return body + (p.neg ? 1 : 0);
-}
 
 interface ArrayFrame {
   arr: JsonArray;
@@ -488,57 +378,4 @@ export function parseJsonSafe(input: string | Uint8Array, limits?: Partial<JsonL
     }
     throw e;
   }
-}
-
-function withinLimits(value: JsonValue, limits: Pick<JsonLimits, "maxDepth" | "maxNodes">): boolean {
-  let nodes = 0;
-  // Scalar items are counted in the loops (no call per item: large arrays are mostly scalars).
-  const fits = (v: JsonArray | JsonObject, depth: number): boolean => {
-    if (++nodes > limits.maxNodes || depth >= limits.maxDepth) return false;
-    const item = (x: JsonValue): boolean => (Array.isArray(x) || x instanceof Map ? fits(x, depth + 1) : ++nodes <= limits.maxNodes);
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) {
-        const x = v[i] ?? null;
-        if (x instanceof JsonNumber || typeof x === "string" ? ++nodes > limits.maxNodes : !item(x)) return false;
-      }
-    } else {
-      for (const x of v.values()) if (!item(x)) return false;
-    }
-    return true;
-  };
-  return Array.isArray(value) || value instanceof Map ? fits(value, 0) : limits.maxNodes >= 1;
-}
-
-/**
- * The depth or node rule an already parsed value breaks, with the pointer and message parseJsonSafe
- * would give for its text alone (nodes counted in document order, containers before their items), for
- * values that were parsed as part of a larger document.
- */
-export function limitError(value: JsonValue, limits: Pick<JsonLimits, "maxDepth" | "maxNodes">): BoundaryError | undefined {
-  // Nearly every value is within its limits: count without tracking a path first (~10x cheaper).
-  if (withinLimits(value, limits)) return undefined;
-  let nodes = 0;
-  const path: (string | number)[] = [];
-  const visit = (v: JsonValue, depth: number): BoundaryError | undefined => {
-    if (++nodes > limits.maxNodes) return { pointer: pointerOf(path), rule: "max-nodes", message: `more than ${limits.maxNodes} nodes` };
-    if (!Array.isArray(v) && !(v instanceof Map)) return undefined;
-    if (depth + 1 > limits.maxDepth) return { pointer: pointerOf(path), rule: "max-depth", message: `nesting deeper than ${limits.maxDepth}` };
-    const entries: Iterable<[string | number, JsonValue]> = Array.isArray(v) ? v.entries() : v.entries();
-    for (const [k, x] of entries) {
-      path.push(k);
-      const e = visit(x, depth + 1);
-      path.pop();
-      if (e !== undefined) return e;
-    }
-    return undefined;
-  };
-  return visit(value, 0);
-}
-
-export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
-  return v instanceof Map;
-}
-
-export function isJsonNumber(v: JsonValue | undefined): v is JsonNumber {
-  return v instanceof JsonNumber;
 }
