@@ -2104,11 +2104,8 @@ $$;
 
 -- FUNCTION chat_private _receipt_provenance(uuid, uuid)
 CREATE FUNCTION chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid) RETURNS TABLE(finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text, input_tokens bigint, output_tokens bigint, started_at timestamp with time zone)
-    LANGUAGE plpgsql STABLE SECURITY DEFINER
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    LANGUAGE sql STABLE
     AS $$
-begin
-  return query
   with turns as (
     select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
   ), usage as (
@@ -2129,7 +2126,6 @@ begin
   left join chat_private.model_configs mc on mc.id = c.model_config_id
   cross join usage u
   where c.id = p_chat_id;
-end;
 $$;
 
 -- FUNCTION chat_private _record_receipt(uuid, uuid, chat_public.structured_output_status, text, text, jsonb)

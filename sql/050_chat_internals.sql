@@ -398,14 +398,13 @@ select chat_private.grant_execute('chat_private._write_receipt(uuid, chat_public
 -- How a request's receipt came about, read when the receipt is written (_record_receipt): the request's turns (one,
 -- unless the request never ran), the usage their model calls reported, and the chat's model config. Finalization
 -- attempts are the batches judged against the request: rejections, discarded candidates and the current one.
--- PL/pgSQL so that its plan is kept for the session (a SQL function that cannot be inlined is planned at every
--- call); each turn's usage is summed by its own index range of the chat's messages (chat_messages_chat), so a
+-- SQL, neither security definer nor with a SET clause, so PostgreSQL inlines it into _record_receipt's UPDATE (its
+-- one caller, which pins search_path), whose plan PL/pgSQL keeps for the session: no call, no result set stored in
+-- between. Each turn's usage is summed by its own index range of the chat's messages (chat_messages_chat), so a
 -- receipt costs the same however many messages the table holds.
 create or replace function chat_private._receipt_provenance(p_request_id uuid, p_chat_id uuid)
 returns table (finalization_attempts integer, model_steps integer, model_config_id text, provider text, model text,
                input_tokens bigint, output_tokens bigint, started_at timestamptz) as $$
-begin
-  return query
   with turns as (
     select t.* from chat_private.turn_progress t where t.structured_output_request_id = p_request_id
   ), usage as (
@@ -426,8 +425,7 @@ begin
   left join chat_private.model_configs mc on mc.id = c.model_config_id
   cross join usage u
   where c.id = p_chat_id;
-end;
-$$ language plpgsql stable security definer set search_path to pg_catalog, public, pg_temp;
+$$ language sql stable;
 select chat_private.grant_execute('chat_private._receipt_provenance(uuid, uuid)', '{}');
 
 -- _write_receipt's writes, for a request its caller has locked (FOR UPDATE) and found pending in this transaction:
