@@ -184,57 +184,44 @@ test("commit_step and finish_turn are allowed from the same states, and commit_s
   for (const rule of rows.filter((r) => r.transition === "commit_step")) assert.equal(rule.to_state, [rule.from_state]);
 });
 
-test("the fused final commit locks the chat and checks the fence once", async () => {
-  const chat = await createChat(db, user, "locks once", structured());
+/** Runs a fused final commit on a new structured chat with track_functions on and returns how often each of
+ * `functions` (chat_private) was called in its transaction, by name. */
+async function fusedCommitCalls(name: string, functions: string[]): Promise<Record<string, number>> {
+  const chat = await createChat(db, user, name, structured());
   const fence = await acquire(db, chat.chat_id);
   const client = await db.pool.connect();
   try {
     await client.query("begin");
     await client.query("set local track_functions = 'all'");
     const call = { type: "tool-call", tool_call_id: "final", tool_name: "coder_structured_output", args: {} };
-    const { rows } = await client.query<{ status: string }>(
+    const { rows: [finished] } = await client.query<{ status: string }>(
       "select status::text from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7)",
       [chat.chat_id, fence.runnerId, fence.historyVersion, fence.generationAttempt,
         JSON.stringify([{ role: "assistant", content: [call] }]), '{"steps": 1, "candidate": {"value": 1, "step": 1, "message_index": 0}}', null]);
-    assert.is(rows[0]!.status, "waiting");
-    const { rows: calls } = await client.query<{ name: string; calls: number }>(
+    assert.is(finished!.status, "waiting");
+    const { rows } = await client.query<{ name: string; calls: number }>(
       `select funcname as name, calls::int from pg_stat_xact_user_functions
-       where schemaname = 'chat_private' and funcname in ('_lock_for_worker_transition', '_finish_locked_turn', 'finish_turn')
-       order by funcname`);
-    assert.equal(calls, [{ name: "_finish_locked_turn", calls: 1 }, { name: "_lock_for_worker_transition", calls: 1 }]);
+       where schemaname = 'chat_private' and funcname = any($1) order by funcname`, [functions]);
     await client.query("commit");
+    return Object.fromEntries(rows.map((row) => [row.name, row.calls]));
   } finally {
     client.release();
   }
+}
+
+test("the fused final commit locks the chat and checks the fence once", async () => {
+  assert.equal(await fusedCommitCalls("locks once", ["_lock_for_worker_transition", "_finish_locked_turn", "finish_turn"]),
+    { _finish_locked_turn: 1, _lock_for_worker_transition: 1 });
 });
 
 test("a receipt works out a webhook event only for an owner with an enabled endpoint", async () => {
-  const finalCommit = async (name: string) => {
-    const chat = await createChat(db, user, name, structured());
-    const fence = await acquire(db, chat.chat_id);
-    const client = await db.pool.connect();
-    try {
-      await client.query("begin");
-      await client.query("set local track_functions = 'all'");
-      const call = { type: "tool-call", tool_call_id: "final", tool_name: "coder_structured_output", args: {} };
-      await client.query("select * from chat_private.commit_step_and_finish_turn($1, $2, $3, $4, $5, $6, $7)",
-        [chat.chat_id, fence.runnerId, fence.historyVersion, fence.generationAttempt,
-          JSON.stringify([{ role: "assistant", content: [call] }]), '{"steps": 1, "candidate": {"value": 1, "step": 1, "message_index": 0}}', null]);
-      const { rows } = await client.query<{ name: string }>(
-        `select funcname as name from pg_stat_xact_user_functions
-         where schemaname = 'chat_private' and funcname in ('webhook_enqueue', 'webhook_response_subject') order by 1`);
-      await client.query("commit");
-      return rows.map((row) => row.name);
-    } finally {
-      client.release();
-    }
-  };
-  assert.equal(await finalCommit("no endpoint"), []);
+  const helpers = ["webhook_enqueue", "webhook_response_subject"];
+  assert.equal(await fusedCommitCalls("no endpoint", helpers), {});
   const { rows: [endpoint] } = await db.pool.query<{ id: string }>(
     "select chat_private.webhook_add($1, 'https://example.test/hook', null, $2) as id",
     [user, `whsec_${Buffer.alloc(32, 1).toString("base64")}`]);
   try {
-    assert.equal(await finalCommit("endpoint"), ["webhook_enqueue", "webhook_response_subject"]);
+    assert.equal(await fusedCommitCalls("endpoint", helpers), { webhook_enqueue: 1, webhook_response_subject: 1 });
     assert.is(await count(db, "select 1 from chat_private.webhook_deliveries where endpoint_id = $1", [endpoint!.id]), 1);
   } finally {
     await db.pool.query("delete from chat_private.webhook_deliveries where endpoint_id = $1", [endpoint!.id]);
