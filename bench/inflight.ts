@@ -11,7 +11,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
 import { processCpuMs, serverCpuMs } from "./server-cost.ts";
-import { benchDatabase, percentile, printTable } from "./support.ts";
+import { benchDatabase, createScriptedChats, percentile, printTable } from "./support.ts";
 
 const STEP_MS = 500;
 const SIZES = (process.argv[2] ?? "64,256,1024").split(",").map(Number);
@@ -34,19 +34,6 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.on("exit", resolve));
   child.kill("SIGTERM");
   await exited;
-}
-
-async function createChats(pool: pg.Pool, user: string, count: number, delayMs: number): Promise<void> {
-  const content = JSON.stringify([{ type: "text", text: JSON.stringify({ script: [{ text: "done", delay_ms: delayMs }] }) }]);
-  const client = await pool.connect();
-  try {
-    await client.query("begin");
-    await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
-    for (let i = 0; i < count; i += 1) await client.query("select chat_public.create_chat(content => $1, workspace => null)", [content]);
-    await client.query("commit");
-  } finally {
-    client.release();
-  }
 }
 
 interface Run {
@@ -78,7 +65,7 @@ async function measure(count: number, delayMs: number): Promise<Run> {
   try {
     const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('bench') returning id")).rows[0]!.id;
     // Warm up (module load, first compile, connection pools) before measuring.
-    await createChats(pool, user, 8, 0);
+    await createScriptedChats(pool, user, 8, 0, "done");
     await untilAllWaiting(pool);
     await pool.query("delete from chat_public.chats");
     const idleRss = rssBytes(worker.pid!);
@@ -87,7 +74,7 @@ async function measure(count: number, delayMs: number): Promise<Run> {
     const serverBefore = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) : NaN;
     const workerBefore = processCpuMs(worker.pid!);
     // One transaction: every turn becomes runnable at its commit.
-    await createChats(pool, user, count, delayMs);
+    await createScriptedChats(pool, user, count, delayMs, "done");
     const startedAt = (await pool.query<{ now: Date }>("select clock_timestamp() as now")).rows[0]!.now;
     const started = performance.now();
     await untilAllWaiting(pool, async () => {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
 import { startProfiling } from "./server-cost.ts";
-import { benchDatabase, printTable } from "./support.ts";
+import { benchDatabase, createScriptedChats, printTable } from "./support.ts";
 
 const RUNS = Number(process.argv[2] ?? 256);
 const SECONDS = Number(process.argv[3] ?? 60);
@@ -27,16 +27,7 @@ try {
   await pool.query(`insert into chat_private.settings (name, value, description) values ('lease_seconds', $1::text::jsonb, 'bench')
     on conflict (name) do update set value = excluded.value`, [String(LEASE_SECONDS)]);
   const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('bench') returning id")).rows[0]!.id;
-  const content = JSON.stringify([{ type: "text", text: JSON.stringify({ script: [{ text: "slow", delay_ms: STEP_MS }] }) }]);
-  const client = await pool.connect();
-  try {
-    await client.query("begin");
-    await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
-    for (let i = 0; i < RUNS; i += 1) await client.query("select chat_public.create_chat(content => $1, workspace => null)", [content]);
-    await client.query("commit");
-  } finally {
-    client.release();
-  }
+  await createScriptedChats(pool, user, RUNS, STEP_MS, "slow");
   worker = spawn(process.execPath, [join(projectRoot, "bench", "worker-process.ts")], {
     env: { ...process.env, DATABASE_URL: db.url, CHATD_WORKSPACES_ROOT: tmpdir(), CHATD_BENCH_CONCURRENCY: String(RUNS) },
     stdio: ["ignore", "ignore", "inherit"],

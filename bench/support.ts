@@ -73,3 +73,18 @@ export async function commitRate(url: string, connections: number, ms: number): 
   await Promise.all(clients.map((client) => client.end()));
   return commits / (ms / 1000);
 }
+
+/** Creates `count` plain chats for `user` in one transaction, each a one-step scripted turn whose step says `text`
+ * after `delayMs` (bench:inflight, bench:leases). */
+export async function createScriptedChats(pool: pg.Pool, user: string, count: number, delayMs: number, text: string): Promise<void> {
+  const content = JSON.stringify([{ type: "text", text: JSON.stringify({ script: [{ text, delay_ms: delayMs }] }) }]);
+  const client = await pool.connect();
+  try {
+    await client.query("begin");
+    await client.query("select set_config('role', 'chat_user', true), set_config('jwt.claims.sub', $1, true)", [user]);
+    for (let i = 0; i < count; i += 1) await client.query("select chat_public.create_chat(content => $1, workspace => null)", [content]);
+    await client.query("commit");
+  } finally {
+    client.release();
+  }
+}
