@@ -1965,13 +1965,16 @@ begin
            m.item -> 'usage'
     from (select e.item, chat_private.worker_message_kind(e.item) as kind
           from jsonb_array_elements(p_messages) e(item) offset 0) m
-    returning id)
-  select array_agg(id order by id) into v_ids from inserted;
-  insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
-  select v_ids[e.n], e.item -> 'internals' -> 'provider_metadata', e.item -> 'internals' -> 'finish',
-         e.item -> 'internals' -> 'finalizer_screening'
-  from jsonb_array_elements(p_messages) with ordinality e(item, n)
-  where e.item -> 'internals' is not null;
+    returning id),
+  ids as (
+    select array_agg(id order by id) as ids from inserted),
+  internals as (
+    insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
+    select i.ids[e.n], e.item -> 'internals' -> 'provider_metadata', e.item -> 'internals' -> 'finish',
+           e.item -> 'internals' -> 'finalizer_screening'
+    from ids i, jsonb_array_elements(p_messages) with ordinality e(item, n)
+    where e.item -> 'internals' is not null)
+  select i.ids into v_ids from ids i;
   return v_ids;
 end;
 $$;
@@ -2584,10 +2587,10 @@ $$;
 -- FUNCTION chat_private check_workspace(text)
 CREATE FUNCTION chat_private.check_workspace(p_workspace text) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $_$
 begin
-  if p_workspace is not null and p_workspace !~ '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
+  if p_workspace is not null
+     and p_workspace operator(pg_catalog.!~) '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
     raise exception 'workspace must be a folder name (letters, digits, _ . -)' using errcode = 'CIINV', column = 'workspace';
   end if;
 end;
@@ -4130,10 +4133,9 @@ $$;
 -- FUNCTION chat_private tg_chats__touch()
 CREATE FUNCTION chat_private.tg_chats__touch() RETURNS trigger
     LANGUAGE plpgsql
-    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  NEW.updated_at := now();
+  NEW.updated_at := pg_catalog.now();
   return NEW;
 end;
 $$;

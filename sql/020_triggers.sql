@@ -163,10 +163,13 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.tg_turn_progress__enqueue_run()', '{}');
 
+-- Every chat row version fires it (four a structured turn). Not security definer and naming nothing through
+-- search_path (the one function it calls is qualified), so it has no SET clause, which would save and restore a
+-- setting at each row.
 create or replace function chat_private.tg_chats__touch() returns trigger as $$
 begin
-  NEW.updated_at := now();
+  NEW.updated_at := pg_catalog.now();
   return NEW;
 end;
-$$ language plpgsql volatile set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql volatile;
 select chat_private.grant_execute('chat_private.tg_chats__touch()', '{}');

@@ -55,13 +55,16 @@ $$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.check_dynamic_tools(jsonb)', '{}');
 
 -- A workspace is a folder name under the deployment's workspace root, never a path (chats and batches alike).
+-- Not security definer and naming nothing through search_path (its operator is qualified): no SET clause, which
+-- would save and restore a setting at every chat created.
 create or replace function chat_private.check_workspace(p_workspace text) returns void as $$
 begin
-  if p_workspace is not null and p_workspace !~ '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
+  if p_workspace is not null
+     and p_workspace operator(pg_catalog.!~) '^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$' then
     raise exception 'workspace must be a folder name (letters, digits, _ . -)' using errcode = 'CIINV', column = 'workspace';
   end if;
 end;
-$$ language plpgsql immutable set search_path to pg_catalog, public, pg_temp;
+$$ language plpgsql immutable;
 select chat_private.grant_execute('chat_private.check_workspace(text)', '{}');
 
 -- Creates a chat for p_owner with an already parsed json_schema envelope (or null). Shared by the client

@@ -107,7 +107,8 @@ $$ language plpgsql immutable;
 select chat_private.grant_execute('chat_private.worker_message_kind(jsonb)', '{}');
 
 -- Inserts worker-produced rows: [{role, content, visibility?, kind?, usage?, internals?}]. Returns the ids in input
--- order. One INSERT for the messages (its statement triggers fire once) and one for their internals. The kind check
+-- order. One statement inserts the messages (their statement triggers fire once) and their internals (keyed by the
+-- ids in input order; the internals' foreign key is checked at the statement's end, after both). The kind check
 -- sits in a subquery that OFFSET 0 keeps from being flattened, so it runs for each element as the INSERT pulls it,
 -- before that element's casts and row triggers and after the rows before it: the same element order, and so the
 -- same first error, as inserting one element at a time. Ids come from the column's sequence as rows are inserted,
@@ -129,13 +130,16 @@ begin
            m.item -> 'usage'
     from (select e.item, chat_private.worker_message_kind(e.item) as kind
           from jsonb_array_elements(p_messages) e(item) offset 0) m
-    returning id)
-  select array_agg(id order by id) into v_ids from inserted;
-  insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
-  select v_ids[e.n], e.item -> 'internals' -> 'provider_metadata', e.item -> 'internals' -> 'finish',
-         e.item -> 'internals' -> 'finalizer_screening'
-  from jsonb_array_elements(p_messages) with ordinality e(item, n)
-  where e.item -> 'internals' is not null;
+    returning id),
+  ids as (
+    select array_agg(id order by id) as ids from inserted),
+  internals as (
+    insert into chat_private.message_internals (message_id, provider_metadata, finish, finalizer_screening)
+    select i.ids[e.n], e.item -> 'internals' -> 'provider_metadata', e.item -> 'internals' -> 'finish',
+           e.item -> 'internals' -> 'finalizer_screening'
+    from ids i, jsonb_array_elements(p_messages) with ordinality e(item, n)
+    where e.item -> 'internals' is not null)
+  select i.ids into v_ids from ids i;
   return v_ids;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
