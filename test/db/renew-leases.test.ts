@@ -3,16 +3,15 @@
 // status rides along. Concurrency uses a held row lock as the barrier, never a sleep.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createTestDatabase, type TestDatabase } from "../support/db.ts";
-import { acquire, chatRow, Connections, createChat, createUser, expireLease, type Fence, interrupt } from "../support/chats.ts";
+import type { TestDatabase } from "../support/db.ts";
+import { acquire, chatDatabase, chatRow, Connections, createChat, expireLease, type Fence, interrupt } from "../support/chats.ts";
 
 let db: TestDatabase;
 let user: string;
 const connections = new Connections();
 
 test.before(async () => {
-  db = await createTestDatabase();
-  user = await createUser(db, "keeper");
+  ({ db, user } = await chatDatabase("keeper"));
 });
 test.after(async () => {
   await connections.endAll();
