@@ -429,6 +429,9 @@ REVOKE ALL ON FUNCTION chat_private.tg_structured_output_requests__webhook() FRO
 -- ACL chat_private FUNCTION tg_turn_progress__enqueue_run()
 REVOKE ALL ON FUNCTION chat_private.tg_turn_progress__enqueue_run() FROM PUBLIC;
 
+-- ACL chat_private FUNCTION tg_webhook_endpoints__fail_pending_deliveries()
+REVOKE ALL ON FUNCTION chat_private.tg_webhook_endpoints__fail_pending_deliveries() FROM PUBLIC;
+
 -- ACL chat_private FUNCTION tg_worker_config__bump()
 REVOKE ALL ON FUNCTION chat_private.tg_worker_config__bump() FROM PUBLIC;
 
@@ -4216,6 +4219,18 @@ begin
 end;
 $$;
 
+-- FUNCTION chat_private tg_webhook_endpoints__fail_pending_deliveries()
+CREATE FUNCTION chat_private.tg_webhook_endpoints__fail_pending_deliveries() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    AS $$
+begin
+  update chat_private.webhook_deliveries set status = 'failed', next_attempt_at = null
+  where endpoint_id = new.id and status = 'pending';
+  return null;
+end;
+$$;
+
 -- FUNCTION chat_private tg_worker_config__bump()
 CREATE FUNCTION chat_private.tg_worker_config__bump() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -4443,7 +4458,9 @@ CREATE FUNCTION chat_private.webhook_replay(p_delivery_id bigint) RETURNS boolea
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
     AS $$
 begin
-  update chat_private.webhook_deliveries set status = 'pending', next_attempt_at = now() where id = p_delivery_id;
+  update chat_private.webhook_deliveries d set status = 'pending', next_attempt_at = now()
+  from chat_private.webhook_endpoints e
+  where d.id = p_delivery_id and e.id = d.endpoint_id and e.enabled;
   if not found then
     return false;
   end if;
@@ -6255,6 +6272,9 @@ CREATE TRIGGER _900_worker_config_version AFTER INSERT OR DELETE OR UPDATE OR TR
 
 -- TRIGGER chat_private turn_progress _900_enqueue_run
 CREATE TRIGGER _900_enqueue_run AFTER INSERT ON chat_private.turn_progress FOR EACH ROW EXECUTE FUNCTION chat_private.tg_turn_progress__enqueue_run();
+
+-- TRIGGER chat_private webhook_endpoints _500_fail_pending_deliveries
+CREATE TRIGGER _500_fail_pending_deliveries AFTER UPDATE OF enabled ON chat_private.webhook_endpoints FOR EACH ROW WHEN ((old.enabled AND (NOT new.enabled))) EXECUTE FUNCTION chat_private.tg_webhook_endpoints__fail_pending_deliveries();
 
 -- TRIGGER chat_public batches _950_webhook
 CREATE TRIGGER _950_webhook AFTER UPDATE OF status ON chat_public.batches FOR EACH ROW WHEN (((old.status = ANY (ARRAY['validating'::chat_public.batch_status, 'running'::chat_public.batch_status])) AND (new.status = ANY (ARRAY['completed'::chat_public.batch_status, 'failed'::chat_public.batch_status, 'canceled'::chat_public.batch_status])))) EXECUTE FUNCTION chat_private.tg_batches__webhook();

@@ -156,6 +156,17 @@ end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_record_attempt(bigint, integer, text, integer)', '{chat_worker}');
 
+-- A delivery is pending only while its endpoint is enabled: disabling it (410 above, or an operator's update) fails
+-- its pending deliveries, which stay in the log, replayable once it is enabled again (trigger: migrations/0190).
+create or replace function chat_private.tg_webhook_endpoints__fail_pending_deliveries() returns trigger as $$
+begin
+  update chat_private.webhook_deliveries set status = 'failed', next_attempt_at = null
+  where endpoint_id = new.id and status = 'pending';
+  return null;
+end;
+$$ language plpgsql security definer set search_path to pg_catalog, public, pg_temp;
+select chat_private.grant_execute('chat_private.tg_webhook_endpoints__fail_pending_deliveries()', '{}');
+
 -- Operator operations (`chatd webhooks`, as chat_operator). Secrets leave the database only once: `webhook_add` and
 -- `webhook_rotate` take the secret the CLI generated and printed; listings never show them.
 create or replace function chat_private.webhook_add(p_owner uuid, p_url text, p_events text[], p_secret text)
@@ -179,10 +190,13 @@ returns boolean as $$
 $$ language sql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.webhook_rotate(uuid, text, interval)', '{chat_operator}');
 
--- Sends a delivery again (a failed one, or a delivered one the receiver lost), with the same event id.
+-- Sends a delivery again (a failed one, or a delivered one the receiver lost), with the same event id. False when
+-- there is no such delivery or its endpoint is disabled (a pending delivery's endpoint is enabled: see above).
 create or replace function chat_private.webhook_replay(p_delivery_id bigint) returns boolean as $$
 begin
-  update chat_private.webhook_deliveries set status = 'pending', next_attempt_at = now() where id = p_delivery_id;
+  update chat_private.webhook_deliveries d set status = 'pending', next_attempt_at = now()
+  from chat_private.webhook_endpoints e
+  where d.id = p_delivery_id and e.id = d.endpoint_id and e.enabled;
   if not found then
     return false;
   end if;

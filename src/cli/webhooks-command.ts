@@ -113,7 +113,7 @@ export function registerWebhooksCommand(program: Command, open: () => Promise<Re
       if (!/^\d{1,18}$/.test(deliveryId)) throw new UserFileError("the delivery id is a number (see `chatd webhooks deliveries`)");
       const ok = await withOperatorClient(open, async (client) => (await client.query<{ ok: boolean }>(
         "select chat_private.webhook_replay($1) as ok", [deliveryId])).rows[0]?.ok);
-      if (!ok) throw new UserFileError(`no delivery ${deliveryId}`);
+      if (!ok) throw new UserFileError(`no delivery ${deliveryId}, or its endpoint is disabled (see \`chatd webhooks list\`)`);
       console.log(`delivery ${deliveryId} queued again`);
     });
 }

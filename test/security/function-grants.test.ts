@@ -49,6 +49,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private.tg_batches__webhook()",
     "chat_private.tg_chats__webhook_function_calls()",
     "chat_private.tg_structured_output_requests__webhook()",
+    "chat_private.tg_webhook_endpoints__fail_pending_deliveries()",
     "chat_private.webhook_enqueue(uuid,text,text,timestamp with time zone)",
     "chat_private.webhook_response_event(chat_public.structured_output_status,text)",
     "chat_private.webhook_retry_delay(integer)",
