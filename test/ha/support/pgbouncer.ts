@@ -2,12 +2,13 @@
 // (test/faults/support/cluster.ts): trust authentication for the logins listed, one pool per (database, login).
 // Started as the `postgres` OS user when the tests run as root (PgBouncer refuses to run as root); ready when it
 // logs "process up". stop() kills it and removes the folder; the test calls it on every path, and a reaper process
-// (reaper.ts) does the same if the test process dies first (a file killed on timeout).
+// (test/support/reaper.ts) does the same if the test process dies first (a file killed on timeout).
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../../src/db/embedded.ts";
+import { startReaper } from "../../support/reaper.ts";
 
 export const PGBOUNCER = "/usr/sbin/pgbouncer";
 
@@ -24,10 +25,7 @@ export async function startPgBouncer(options: { serverPort: number; databases: s
   poolMode: "transaction" | "session"; poolSize: number }): Promise<Bouncer> {
   const dir = mkdtempSync(join(tmpdir(), "chatd-ha-pgbouncer-"));
   chmodSync(dir, 0o755);
-  const reaper = spawn(process.execPath, [join(import.meta.dirname, "reaper.ts"), dir], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
-  reaper.unref();
-  (reaper.stdin as unknown as { unref(): void }).unref();
-  const reaped = new Promise<void>((resolve) => reaper.on("exit", () => resolve()));
+  const reaper = startReaper(dir);
   const port = await freePort();
   const ini = join(dir, "pgbouncer.ini");
   const userlist = join(dir, "userlist.txt");
@@ -46,7 +44,7 @@ export async function startPgBouncer(options: { serverPort: number; databases: s
     gid: Number(execFileSync("id", ["-g", "postgres"]).toString().trim()),
   } : {};
   const child = spawn(PGBOUNCER, [ini], { ...asPostgres, cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  reaper.stdin.write(`pid ${child.pid}\n`);
+  if (child.pid != null) reaper.track("pid", child.pid);
   let output = "";
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   const stop = async () => {
@@ -54,9 +52,7 @@ export async function startPgBouncer(options: { serverPort: number; databases: s
       child.kill("SIGKILL");
       await exited;
     }
-    reaper.ref();
-    reaper.stdin.end();
-    await reaped;
+    await reaper.reap();
     rmSync(dir, { recursive: true, force: true });
   };
   try {
