@@ -6,8 +6,6 @@
 // while /health, /metrics and GraphQL answer.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { projectRoot } from "../../src/db/database.ts";
 import pg from "pg";
@@ -23,6 +21,7 @@ import { startWorker, type RunningWorker } from "../../worker/index.ts";
 import { launch } from "../support/chatd-process.ts";
 import { sqlState } from "../support/db.ts";
 import { testLogger, waitFor } from "../support/worker.ts";
+import { tempFolder } from "../support/temp.ts";
 
 const adminUrl = process.env.CHATD_TEST_ADMIN_URL!;
 const runner = process.env.CHATD_TEST_TEMPLATE!.split("_").pop();
@@ -126,7 +125,7 @@ test("migrate, worker (its own login, as chat_worker) and API (chatd_api) run a 
   process.env.CHATD_WORKER_DATABASE_URL = workerUrl.toString();
   try {
     // databaseUrl is the owner's; the worker must not use it.
-    worker = await startWorker({ databaseUrl: ownerUrl, logger: testLogger, concurrency: 2, workspacesRoot: await mkdtemp(join(tmpdir(), "chatd-ws-")) });
+    worker = await startWorker({ databaseUrl: ownerUrl, logger: testLogger, concurrency: 2, workspacesRoot: await tempFolder("chatd-ws-") });
   } finally {
     delete process.env.CHATD_WORKER_DATABASE_URL;
   }
@@ -172,7 +171,7 @@ test("chatd worker runs with the worker's login alone (no owner's login anywhere
   const workerUrl = new URL(ownerUrl);
   workerUrl.username = workerLogin;
   const env: NodeJS.ProcessEnv = { ...process.env, CHATD_LOG_FORMAT: "json", CHATD_METRICS_PORT: "0", DATABASE_URL: workerUrl.toString(),
-    CHATD_WORKSPACES_ROOT: await mkdtemp(join(tmpdir(), "chatd-ws-")) };
+    CHATD_WORKSPACES_ROOT: await tempFolder("chatd-ws-") };
   delete env.CHATD_WORKER_DATABASE_URL;
   const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "worker"], { cwd: projectRoot, env });
   try {
@@ -191,7 +190,7 @@ test("chatd start in production with CHATD_API_DATABASE_URL and CHATD_WORKER_DAT
   const chatd = launch(process.execPath, [join(projectRoot, "src", "cli", "main.ts"), "start"], { cwd: projectRoot, env: {
     ...process.env, NODE_ENV: "production", CHATD_LOG_FORMAT: "json", PORT: "0", CHATD_METRICS_PORT: "0",
     DATABASE_URL: ownerUrl, CHATD_WORKER_DATABASE_URL: workerUrl.toString(), CHATD_API_DATABASE_URL: withApiRole(ownerUrl, apiPassword),
-    CHATD_JWT_SECRET: secret, CHATD_METRICS_TOKEN: metricsToken, CHATD_WORKSPACES_ROOT: await mkdtemp(join(tmpdir(), "chatd-ws-")),
+    CHATD_JWT_SECRET: secret, CHATD_METRICS_TOKEN: metricsToken, CHATD_WORKSPACES_ROOT: await tempFolder("chatd-ws-"),
   } });
   try {
     const running = await chatd.waitFor("chatd is running", (line) => line.msg === "chatd is running");

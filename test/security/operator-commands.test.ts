@@ -2,8 +2,7 @@
 // DATABASE_URL set to a login that is a member of chat_operator and nothing else (docs/security.md provisions one),
 // each command works; with a login that may not take chat_operator, none runs with the login's own rights.
 import { randomBytes } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import jwt from "jsonwebtoken";
 import pg from "pg";
@@ -12,6 +11,7 @@ import * as assert from "uvu/assert";
 import { runChatd } from "../support/cli.ts";
 import { setStructuredExperiment } from "../support/chats.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { tempFolder } from "../support/temp.ts";
 
 const suffix = randomBytes(4).toString("hex");
 const operatorLogin = `chatd_ops_login_${suffix}`;
@@ -56,7 +56,7 @@ test("chatd token, as chat_operator: creates the user on first use, then reuses 
 });
 
 test("chatd batch submit, status, results and cancel, as chat_operator", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "chatd-ops-"));
+  const dir = await tempFolder("chatd-ops-");
   await writeFile(join(dir, "schema.json"), JSON.stringify({ type: "object" }));
   await writeFile(join(dir, "input.jsonl"), '"one"\n"two"\n');
   const submitted = await runChatd(["batch", "submit", "--schema", join(dir, "schema.json"), "--input", join(dir, "input.jsonl"),

@@ -1,8 +1,7 @@
 // Helpers for the worker tests: in-process workers against the test database, model configs pointing at the
 // mock provider servers (mock/scripted providers, never live APIs), chats with a workspace, bounded waits.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pino } from "pino";
 import type { TestDatabase } from "./db.ts";
@@ -13,6 +12,7 @@ import { DatabaseHealth } from "../../src/db/pool.ts";
 import { LeaseKeeper } from "../../worker/loop/lease-keeper.ts";
 import { ChatListener } from "../../worker/loop/listener.ts";
 import type { RuntimeDeps } from "../../worker/loop/runtime.ts";
+import { tempFolder } from "./temp.ts";
 
 // Many files take waitFor with the worker helpers.
 export { waitFor };
@@ -21,7 +21,7 @@ export const testLogger = pino({ level: process.env.CHATD_TEST_LOG || "silent" }
 
 /** A workspaces root holding `ws` with two files and a sub-folder. */
 export async function makeWorkspaces(): Promise<string> {
-  const root = await mkdtemp(join(tmpdir(), "chatd-ws-"));
+  const root = await tempFolder("chatd-ws-");
   await mkdir(join(root, "ws", "docs"), { recursive: true });
   await writeFile(join(root, "ws", "a.txt"), "alpha file\nthe answer is 42\n");
   await writeFile(join(root, "ws", "docs", "b.md"), "# B\nbeta notes\n");

@@ -2,8 +2,7 @@
 // deployment and mode, write confinement (.., absolute paths, links out of the workspace, a link at the target),
 // edit rules, and run_command's working folder, clean environment, exit codes, timeout (the whole process group
 // dies) and output caps. A temporary folder per run.
-import { mkdir, mkdtemp, readFile, readlink, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -13,6 +12,7 @@ import {
 } from "../../src/tools/index.ts";
 import { processAlive } from "../../src/process-alive.ts";
 import { waitFor } from "../support/wait.ts";
+import { tempFolder } from "../support/temp.ts";
 
 let root: string;
 const ENABLED: ToolDeployment = { writeTools: true, execTools: true, execTimeoutMs: 400, execOutputCapBytes: 2048, resultCapBytes: 65536 };
@@ -26,7 +26,7 @@ const errorOf = (output: ToolOutput) => (output.isError ? (output.result as { er
 const names = (tools: { specs: { name: string }[] }) => tools.specs.map((s) => s.name).sort();
 
 test.before(async () => {
-  root = await mkdtemp(join(tmpdir(), "chatd-optional-tools-"));
+  root = await tempFolder("chatd-optional-tools-");
   await mkdir(join(root, "ws", "sub"), { recursive: true });
   await mkdir(join(root, "outside"));
   await writeFile(join(root, "ws", "a.txt"), "one two two\n");

@@ -1,13 +1,13 @@
 // Workspace tools: confinement (.., absolute paths, symbolic links out of the workspace), output caps,
 // timeouts and argument parsing. No database; a temporary folder per run.
-import { mkdir, mkdtemp, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import {
   capOutput, executeTool, parseToolArgs, DEFAULT_TOOL_RESULT_CAP_BYTES, toolsForChat, workspaceTools, type ToolDefinition, type ToolOutput,
 } from "../../src/tools/index.ts";
+import { tempFolder } from "../support/temp.ts";
 
 let root: string;
 const tool = (name: string) => workspaceTools.find((t) => t.name === name)!;
@@ -18,7 +18,7 @@ const run = (name: string, args: object | string, workspace: string | null = "ws
 const errorOf = (output: ToolOutput) => (output.isError ? (output.result as { error: string }).error : undefined);
 
 test.before(async () => {
-  root = await mkdtemp(join(tmpdir(), "chatd-tools-"));
+  root = await tempFolder("chatd-tools-");
   await mkdir(join(root, "ws", "sub"), { recursive: true });
   await writeFile(join(root, "ws", "a.txt"), "hello\nneedle here\n");
   await writeFile(join(root, "ws", "sub", "b.txt"), "another needle\n");

@@ -1,12 +1,11 @@
 // Start-up provider configuration from environment variables (no provider is called) and the demo workspace.
-import { mkdtemp, readdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdir } from "node:fs/promises";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { configureProvidersFromEnv } from "../../src/providers/configure.ts";
 import { ensureDemoWorkspace } from "../../src/tools/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
+import { tempFolder } from "../support/temp.ts";
 
 let db: TestDatabase;
 test.before(async () => {
@@ -51,7 +50,7 @@ test("a key-less default falls back to scripted when the credentials are gone", 
 });
 
 test("the demo workspace is created once with two files", async () => {
-  const root = await mkdtemp(join(tmpdir(), "chatd-demo-"));
+  const root = await tempFolder("chatd-demo-");
   const folder = await ensureDemoWorkspace(root);
   await ensureDemoWorkspace(root);
   assert.equal((await readdir(folder)).sort(), ["README.md", "notes.txt"]);
