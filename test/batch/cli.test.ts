@@ -1,14 +1,14 @@
 // The batch CLI's paths (src/cli/batch-command.ts, batch-io.ts) against a real database, plus the SQL path's
 // schema check in the worker: validation before anything runs, bad lines by number, idempotent resubmission,
 // results byte-exact against the receipts (big numbers included), status text and NOTIFY-driven wait.
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { createTestDatabase, type TestDatabase } from "../support/db.ts";
 import { count, createUser, setStructuredExperiment } from "../support/chats.ts";
+import { tempFolder } from "../support/temp.ts";
 import { makeWorkspaces, startTestWorker, waitFor } from "../support/worker.ts";
 import { formatStatus, readProgress, submitBatch, waitForBatch } from "../../src/cli/batch-command.ts";
 import { loadBatchSchema, parseBatchInput, writeResults } from "../../src/cli/batch-io.ts";
@@ -22,7 +22,7 @@ test.before(async () => {
   db = await createTestDatabase();
   await setStructuredExperiment(db, true);
   await createUser(db, "carol");
-  dir = await mkdtemp(join(tmpdir(), "chatd-batch-"));
+  dir = await tempFolder("chatd-batch-");
 });
 test.after(async () => {
   await db.drop();
