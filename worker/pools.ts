@@ -5,12 +5,12 @@
 // so turns in flight wait for a connection in the task pool instead of needing one each.
 import type pg from "pg";
 import type { Logger } from "../src/log.ts";
+import { withStartupSettings } from "../src/db/connection-string.ts";
 import { createPool, type DatabaseHealth } from "../src/db/pool.ts";
 
 export const DEFAULT_POOL_SIZE = 32;
 /** The LISTEN connection, two queue connections (its LISTEN and a fetch or completion) and one for the tasks. */
 export const MIN_POOL_SIZE = 4;
-const GENERIC_PLANS = "set plan_cache_mode = force_generic_plan";
 
 export interface WorkerPools {
   /** Every statement of the tasks. */
@@ -47,17 +47,13 @@ export function createWorkerPools(databaseUrl: string, sessionUrl: string, poolS
   const queueSize = Math.max(2, Math.min(4, Math.floor(size / 8)));
   let retrying = false;
   const pool = createPool({ connectionString: databaseUrl, max: size - queueSize - 1, pooled: true }, log, "worker", { health });
-  const queuePool = createPool({ connectionString: sessionUrl, max: queueSize }, log, "queue",
-    { health, retryStatements: () => retrying });
   // Graphile Worker's fetches and completions are few statements sent with parameters over and over; PostgreSQL makes
   // a custom plan for each of a connection's first five executions, and again after every invalidation (an analyze
-  // of its growing jobs table), which cost more than the generic plan they end up with (bench:e2e, PostgreSQL CPU
-  // per turn). Sent as a statement, not a startup option: a session-mode pooler refuses startup options. pg runs it
-  // before any query of the checkout that opened the connection; a failure is the connection's, logged by its
-  // error listener.
-  queuePool.on("connect", (client) => {
-    client.query(GENERIC_PLANS).catch((error: unknown) => log.debug({ err: error, pool: "queue" }, "plan_cache_mode not set"));
-  });
+  // of its growing jobs table), which cost more than the generic plan they end up with (`npm run bench:alternate --
+  // <previous main> e2e`, PostgreSQL CPU per turn). A startup setting, as the role is (src/db/run-time-roles.ts):
+  // the session URL is never a transaction-mode pooler's.
+  const queuePool = createPool({ connectionString: withStartupSettings(sessionUrl, { plan_cache_mode: "force_generic_plan" }),
+    max: queueSize }, log, "queue", { health, retryStatements: () => retrying });
   return {
     pool, queuePool, listenUrl: sessionUrl,
     startRetrying: () => {

@@ -41,3 +41,16 @@ export function connectionParameter(connectionString: string, name: "options" | 
   const value = (parse(withQuery(connectionString)) as Record<string, unknown>)[name];
   return typeof value === "string" && value !== "" ? value : undefined;
 }
+
+/**
+ * `connectionString` whose connections start with each of `settings` set (`-c name=value` startup options, so they
+ * hold before the first query of every connection), after the startup options the string or PGOPTIONS gives.
+ */
+export function withStartupSettings(connectionString: string, settings: Record<string, string>): string {
+  const added = Object.entries(settings).map(([name, value]) => {
+    if (!/^[a-z_][a-z0-9_]*$/.test(name) || !/^[a-z_][a-z0-9_]*$/.test(value)) throw new Error(`not a plain setting: ${name}=${value}`);
+    return `-c ${name}=${value}`;
+  });
+  const given = connectionParameter(connectionString, "options") ?? process.env.PGOPTIONS;
+  return withParameters(connectionString, { options: [given, ...added].filter(Boolean).join(" ") });
+}

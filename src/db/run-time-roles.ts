@@ -4,7 +4,7 @@
 // connection of a pool, Graphile Worker's and the LISTEN connection included, has it before its first query, and a
 // login that may not take the role fails to connect instead of working with its own rights.
 import type pg from "pg";
-import { connectionParameter, withParameters } from "./connection-string.ts";
+import { withStartupSettings } from "./connection-string.ts";
 import { directUrl, poolerMode } from "./pooler.ts";
 
 export const WORKER_ROLE = "chat_worker";
@@ -15,9 +15,7 @@ export const OPERATOR_ROLE = "chat_operator";
  * connection string pg accepts (src/db/connection-string.ts); the startup options it or PGOPTIONS gives are kept.
  */
 export function withRole(databaseUrl: string, role: string): string {
-  if (!/^[a-z_][a-z0-9_]*$/.test(role)) throw new Error(`not a plain role name: ${role}`);
-  const given = connectionParameter(databaseUrl, "options") ?? process.env.PGOPTIONS;
-  return withParameters(databaseUrl, { options: [given, `-c role=${role}`].filter(Boolean).join(" ") });
+  return withStartupSettings(databaseUrl, { role });
 }
 
 /**
@@ -27,13 +25,18 @@ export function withRole(databaseUrl: string, role: string): string {
  * role chat_worker`), checked by requireRole at start-up.
  */
 export function workerDatabaseUrl(databaseUrl: string): string {
-  const url = process.env.CHATD_WORKER_DATABASE_URL || databaseUrl;
+  const url = workerLogin(databaseUrl);
   return poolerMode() === "transaction" ? url : withRole(url, WORKER_ROLE);
 }
 
 /** The worker's connections that need a session (LISTEN, Graphile Worker's queue pool): direct, as chat_worker. */
 export function workerSessionUrl(databaseUrl: string): string {
-  return withRole(directUrl(process.env.CHATD_WORKER_DATABASE_URL || databaseUrl), WORKER_ROLE);
+  return withRole(directUrl(workerLogin(databaseUrl)), WORKER_ROLE);
+}
+
+/** The worker's login: CHATD_WORKER_DATABASE_URL when set, else DATABASE_URL's. */
+function workerLogin(databaseUrl: string): string {
+  return process.env.CHATD_WORKER_DATABASE_URL || databaseUrl;
 }
 
 /** Refuses to go on when `pool`'s connections do not work as `role` (a pooled login not set up as docs say). */
