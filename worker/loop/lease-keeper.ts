@@ -43,8 +43,6 @@ export class LeaseKeeper {
   private readonly log: Logger;
   /** By runner id: a new lease of the same chat is another holder. */
   private readonly holders = new Map<string, LeaseHolder>();
-  /** How many holders have each lease length: the beat follows the shortest. */
-  private readonly lengths = new Map<number, number>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private intervalMs = 0;
   private beating = false;
@@ -57,22 +55,19 @@ export class LeaseKeeper {
   /** Renews the holder's lease from the next beat on; returns the function that stops it. */
   register(holder: LeaseHolder): () => void {
     this.holders.set(holder.runnerId, holder);
-    const length = holder.settings.leaseSeconds;
-    this.lengths.set(length, (this.lengths.get(length) ?? 0) + 1);
     this.schedule();
     return () => {
       if (this.holders.get(holder.runnerId) !== holder) return;
       this.holders.delete(holder.runnerId);
-      const left = this.lengths.get(length)! - 1;
-      if (left === 0) this.lengths.delete(length);
-      else this.lengths.set(length, left);
       this.schedule();
     };
   }
 
   /** One timer while anything is held, every third of the shortest lease. */
   private schedule(): void {
-    const intervalMs = this.lengths.size === 0 ? 0 : Math.max(MIN_INTERVAL_MS, (Math.min(...this.lengths.keys()) * 1000) / 3);
+    let shortest = Infinity;
+    for (const holder of this.holders.values()) shortest = Math.min(shortest, holder.settings.leaseSeconds);
+    const intervalMs = shortest === Infinity ? 0 : Math.max(MIN_INTERVAL_MS, (shortest * 1000) / 3);
     if (intervalMs === this.intervalMs) return;
     clearInterval(this.timer);
     this.timer = intervalMs === 0 ? undefined : setInterval(() => void this.beat(), intervalMs);
