@@ -39,8 +39,9 @@ $$ language plpgsql volatile security definer set search_path to pg_catalog, pub
 select chat_private.grant_execute('chat_private.webhook_enqueue(uuid, text, text, timestamptz)', '{}');
 
 -- The id of a request's newest Response (data.id of its events): after client tool rounds, the newest round's.
--- PL/pgSQL: every receipt's trigger calls it, and a SQL function with a SET clause is parsed and planned at every
--- call (0.13 ms of a structured turn's 3 ms of server CPU), where PL/pgSQL keeps its plan for the session.
+-- PL/pgSQL: a receipt's trigger calls it, and a SQL function with a SET clause is parsed and planned at every call
+-- (as SQL it took 0.13 of a structured turn's ~3 ms of server CPU: `CHATD_BENCH_PROFILE=10 npm run
+-- bench:floor-alternate -- <checkout> 1 200 1`), where PL/pgSQL keeps its plan for the session.
 create or replace function chat_private.webhook_response_subject(p_request_id uuid) returns text as $$
 begin
   return 'resp_' || replace(coalesce((select x.id from chat_private.openai_response_rounds x
