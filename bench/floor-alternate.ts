@@ -19,7 +19,7 @@ import { CLIENT_TURN, createStructuredChats, waitForReceipts } from "./structure
 import { percentile, printTable } from "./support.ts";
 
 const [baseline, rounds = "6", turns = "200", clients = "1"] = process.argv.slice(2);
-// CHATD_BENCH_PROFILE=n: the counting run also lists its top n statements, functions and sequential scans per turn.
+// CHATD_BENCH_PROFILE=n: the counting run also lists its top n statements, functions and sequential scans and row writes per turn.
 const profileLimit = Number(process.env.CHATD_BENCH_PROFILE ?? 0);
 if (baseline == null || !existsSync(join(baseline, "src", "db", "migrate.ts"))) {
   console.error("usage: npm run bench:floor-alternate -- <baseline checkout> [rounds] [turns per round] [clients]");

@@ -88,5 +88,16 @@ export async function profileRows(pool: pg.Pool, turns: number, statements: bool
     `select schemaname || '.' || relname as name, seq_tup_read as rows from pg_stat_user_tables
      where seq_tup_read > 0 order by seq_tup_read desc limit $1`, [limit]);
   for (const t of scans) rows.push([`  seq scan ${t.name}`, `${(Number(t.rows) / turns).toFixed(1)} rows read/turn`]);
+  // Row versions written: each non-HOT update (an indexed column changed, or no room on the page) inserts into every
+  // index of its table, as an insert does; a HOT update writes the heap only.
+  const { rows: writes } = await pool.query<{ name: string; ins: string; upd: string; hot: string; del: string }>(
+    `select schemaname || '.' || relname as name, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot, n_tup_del as del
+     from pg_stat_user_tables where n_tup_ins + n_tup_upd + n_tup_del > 0
+     order by n_tup_ins + n_tup_upd + n_tup_del desc limit $1`, [limit]);
+  const perTurn = (n: string) => (Number(n) / turns).toFixed(1);
+  for (const t of writes) {
+    rows.push([`  writes ${t.name}`, `${perTurn(t.ins)} inserts, ${perTurn(t.upd)} updates (${perTurn(t.hot)} HOT), ` +
+      `${perTurn(t.del)} deletes /turn`]);
+  }
   return rows;
 }
