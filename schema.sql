@@ -106,6 +106,9 @@ REVOKE ALL ON FUNCTION chat_private.acquire_lease(p_chat_id uuid, p_worker_id te
 -- ACL chat_private FUNCTION active_request(p_chat_id uuid)
 REVOKE ALL ON FUNCTION chat_private.active_request(p_chat_id uuid) FROM PUBLIC;
 
+-- ACL chat_private FUNCTION add_job(p_task text, p_payload json, p_job_key text, p_run_at timestamp with time zone, p_max_attempts integer)
+REVOKE ALL ON FUNCTION chat_private.add_job(p_task text, p_payload json, p_job_key text, p_run_at timestamp with time zone, p_max_attempts integer) FROM PUBLIC;
+
 -- ACL chat_private FUNCTION agent_child(p_parent uuid, p_child uuid)
 REVOKE ALL ON FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) FROM PUBLIC;
 
@@ -2312,6 +2315,19 @@ CREATE FUNCTION chat_private.active_request(p_chat_id uuid) RETURNS uuid
     AS $$
 begin return chat_private._active_request(p_chat_id); end $$;
 
+-- FUNCTION chat_private add_job(text, json, text, timestamp with time zone, integer)
+CREATE FUNCTION chat_private.add_job(p_task text, p_payload json, p_job_key text DEFAULT NULL::text, p_run_at timestamp with time zone DEFAULT NULL::timestamp with time zone, p_max_attempts integer DEFAULT 25) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+    SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
+    AS $$
+begin
+  perform graphile_worker.add_job(p_task, p_payload, run_at => p_run_at, job_key => p_job_key,
+    max_attempts => p_max_attempts);
+end;
+$$;
+
 -- FUNCTION chat_private agent_child(uuid, uuid)
 CREATE FUNCTION chat_private.agent_child(p_parent uuid, p_child uuid) RETURNS chat_public.chats
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -2411,8 +2427,8 @@ begin
     finished_at = case when v_running then null else now() end
   where id = p_batch_id returning * into v_batch;
   if v_running then
-    perform graphile_worker.add_job('batch_cancel', json_build_object('batch_id', p_batch_id),
-      job_key := 'batch-cancel:' || p_batch_id, max_attempts := 5);
+    perform chat_private.add_job('batch_cancel', json_build_object('batch_id', p_batch_id),
+      p_job_key => 'batch-cancel:' || p_batch_id, p_max_attempts => 5);
   end if;
   perform chat_private.notify_batch(p_batch_id, 'canceled');
   return v_batch;
@@ -2841,11 +2857,10 @@ end $$;
 CREATE FUNCTION chat_private.enqueue_chat_run(p_chat_id uuid) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO 'pg_catalog', 'public', 'pg_temp'
-    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 begin
-  perform graphile_worker.add_job('chat_run', json_build_object('chat_id', p_chat_id),
-    job_key := 'chat:' || p_chat_id, max_attempts := 1);
+  perform chat_private.add_job('chat_run', json_build_object('chat_id', p_chat_id),
+    p_job_key => 'chat:' || p_chat_id, p_max_attempts => 1);
 end;
 $$;
 
@@ -2876,8 +2891,8 @@ begin
     requires_action_deadline_at = v_deadline
   where id = p_chat_id;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
-  perform graphile_worker.add_job('chat_requires_action_deadline', json_build_object('chat_id', p_chat_id),
-    run_at := v_deadline, job_key := 'chat-deadline:' || p_chat_id, max_attempts := 5);
+  perform chat_private.add_job('chat_requires_action_deadline', json_build_object('chat_id', p_chat_id),
+    p_run_at => v_deadline, p_job_key => 'chat-deadline:' || p_chat_id, p_max_attempts => 5);
   perform chat_private.notify_chat(p_chat_id, 'action_required');
 end;
 $$;
@@ -3147,8 +3162,8 @@ begin
          case when v ? 'error' then 'invalid_line' end, left(v ->> 'error', 2000),
          case when v ? 'error' then now() end
   from jsonb_array_elements(p_items) v;
-  perform graphile_worker.add_job('batch_validate', json_build_object('batch_id', v_batch.id),
-    job_key := 'batch-validate:' || v_batch.id, max_attempts := 5);
+  perform chat_private.add_job('batch_validate', json_build_object('batch_id', v_batch.id),
+    p_job_key => 'batch-validate:' || v_batch.id, p_max_attempts => 5);
   perform chat_private.notify_batch(v_batch.id, 'created');
   return v_batch;
 end;
@@ -3928,11 +3943,11 @@ begin
     for update of b skip locked
   loop
     if v_batch.status = 'validating' then
-      perform graphile_worker.add_job('batch_validate', json_build_object('batch_id', v_batch.id),
-        job_key := 'batch-validate:' || v_batch.id, max_attempts := 5);
+      perform chat_private.add_job('batch_validate', json_build_object('batch_id', v_batch.id),
+        p_job_key => 'batch-validate:' || v_batch.id, p_max_attempts => 5);
     elsif v_batch.status = 'canceled' then
-      perform graphile_worker.add_job('batch_cancel', json_build_object('batch_id', v_batch.id),
-        job_key := 'batch-cancel:' || v_batch.id, max_attempts := 5);
+      perform chat_private.add_job('batch_cancel', json_build_object('batch_id', v_batch.id),
+        p_job_key => 'batch-cancel:' || v_batch.id, p_max_attempts => 5);
     elsif (select count(*) from chat_public.batch_items i where i.batch_id = v_batch.id and i.status = 'running')
           >= (select concurrency from chat_public.batches where id = v_batch.id)
        or not exists (select 1 from chat_public.batch_items i where i.batch_id = v_batch.id and i.status = 'pending') then
@@ -4365,8 +4380,8 @@ begin
             format('{"id":"%s","object":"event","created_at":%s,"type":"%s","data":{"id":"%s"}}',
                    v_event_id, floor(extract(epoch from p_created_at))::bigint, p_event, p_subject), now())
     returning id into v_delivery;
-    perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
-      run_at => now(), max_attempts => 3);
+    perform chat_private.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
+      p_run_at => now(), p_max_attempts => 3);
   end loop;
 end;
 $$;
@@ -4438,8 +4453,8 @@ begin
   v_delay := greatest(v_delay * (1 + 0.2 * random()), make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
   update chat_private.webhook_deliveries set attempts = attempts + 1, next_attempt_at = now() + v_delay
   where id = p_delivery_id;
-  perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
-    run_at => now() + v_delay, max_attempts => 3);
+  perform chat_private.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
+    p_run_at => now() + v_delay, p_max_attempts => 3);
   return 'retry';
 end;
 $$;
@@ -4464,8 +4479,8 @@ begin
   if not found then
     return false;
   end if;
-  perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
-    run_at => now(), max_attempts => 3);
+  perform chat_private.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
+    p_run_at => now(), p_max_attempts => 3);
   return true;
 end;
 $$;
@@ -4528,8 +4543,8 @@ begin
     where d.status = 'pending' and d.next_attempt_at <= now() - p_stale
     for update of d skip locked
   loop
-    perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
-      job_key := 'webhook-sweep:' || v_delivery, max_attempts := 3);
+    perform chat_private.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
+      p_job_key => 'webhook-sweep:' || v_delivery, p_max_attempts => 3);
     update chat_private.webhook_deliveries set next_attempt_at = now() where id = v_delivery;
     v_count := v_count + 1;
   end loop;

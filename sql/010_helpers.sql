@@ -85,3 +85,20 @@ begin
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.notify_chat(uuid, text)', '{}');
+
+-- The one way chatd's SQL adds a Graphile Worker job, so that every session plans Graphile Worker's add_jobs the
+-- same way (a session keeps the first plan it makes of each statement, whoever called it). Generic plans: add_jobs's
+-- statements are planned for an unnest of about ten specs, so with our one PostgreSQL re-planned them at every call;
+-- a generic plan halves the cost of an enqueue (0.66 vs 1.26 ms of backend CPU, measured). But that same estimate
+-- makes the generic plan join the specs to the jobs table by a sequential scan, whose cost grows with the queue:
+-- every enqueue read every queued job. Without sequential scans the generic plan probes the job key's index
+-- (test/db/enqueue-plans.test.ts).
+create or replace function chat_private.add_job(p_task text, p_payload json, p_job_key text default null,
+  p_run_at timestamptz default null, p_max_attempts integer default 25) returns void as $$
+begin
+  perform graphile_worker.add_job(p_task, p_payload, run_at => p_run_at, job_key => p_job_key,
+    max_attempts => p_max_attempts);
+end;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
+  set plan_cache_mode to force_generic_plan set enable_seqscan to off;
+select chat_private.grant_execute('chat_private.add_job(text, json, text, timestamptz, integer)', '{}');

@@ -128,16 +128,12 @@ select chat_private.grant_execute('chat_private.tg_chat_queued_messages__bump_qu
 -- Transactional outbox: the job that runs a chat is added in the same transaction that makes it runnable
 -- (a status change into running/interrupting, or a new turn starting while it is already running).
 -- PL/pgSQL so that its plan is kept for the session (see chat_private.setting in 010_helpers.sql).
--- plan_cache_mode: Graphile Worker's add_jobs plans its four statements for an unnest of about 10 specs and so
--- re-plans them on every call with our one; a generic plan (index on the job key; the task and queue tables are
--- tiny) halves the cost of an enqueue (0.66 vs 1.26 ms of backend CPU per enqueueing transaction, measured).
 create or replace function chat_private.enqueue_chat_run(p_chat_id uuid) returns void as $$
 begin
-  perform graphile_worker.add_job('chat_run', json_build_object('chat_id', p_chat_id),
-    job_key := 'chat:' || p_chat_id, max_attempts := 1);
+  perform chat_private.add_job('chat_run', json_build_object('chat_id', p_chat_id),
+    p_job_key => 'chat:' || p_chat_id, p_max_attempts => 1);
 end;
-$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp
-  set plan_cache_mode to force_generic_plan;
+$$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
 select chat_private.grant_execute('chat_private.enqueue_chat_run(uuid)', '{}');
 
 -- A chat becomes runnable in two ways, and each has one trigger: its status changes into running or interrupting

@@ -228,8 +228,8 @@ begin
     requires_action_deadline_at = v_deadline
   where id = p_chat_id;
   delete from chat_private.chat_leases where chat_id = p_chat_id;
-  perform graphile_worker.add_job('chat_requires_action_deadline', json_build_object('chat_id', p_chat_id),
-    run_at := v_deadline, job_key := 'chat-deadline:' || p_chat_id, max_attempts := 5);
+  perform chat_private.add_job('chat_requires_action_deadline', json_build_object('chat_id', p_chat_id),
+    p_run_at => v_deadline, p_job_key => 'chat-deadline:' || p_chat_id, p_max_attempts => 5);
   perform chat_private.notify_chat(p_chat_id, 'action_required');
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp

@@ -94,8 +94,8 @@ begin
          case when v ? 'error' then 'invalid_line' end, left(v ->> 'error', 2000),
          case when v ? 'error' then now() end
   from jsonb_array_elements(p_items) v;
-  perform graphile_worker.add_job('batch_validate', json_build_object('batch_id', v_batch.id),
-    job_key := 'batch-validate:' || v_batch.id, max_attempts := 5);
+  perform chat_private.add_job('batch_validate', json_build_object('batch_id', v_batch.id),
+    p_job_key => 'batch-validate:' || v_batch.id, p_max_attempts => 5);
   perform chat_private.notify_batch(v_batch.id, 'created');
   return v_batch;
 end;
@@ -337,8 +337,8 @@ begin
     finished_at = case when v_running then null else now() end
   where id = p_batch_id returning * into v_batch;
   if v_running then
-    perform graphile_worker.add_job('batch_cancel', json_build_object('batch_id', p_batch_id),
-      job_key := 'batch-cancel:' || p_batch_id, max_attempts := 5);
+    perform chat_private.add_job('batch_cancel', json_build_object('batch_id', p_batch_id),
+      p_job_key => 'batch-cancel:' || p_batch_id, p_max_attempts => 5);
   end if;
   perform chat_private.notify_batch(p_batch_id, 'canceled');
   return v_batch;
@@ -379,11 +379,11 @@ begin
     for update of b skip locked
   loop
     if v_batch.status = 'validating' then
-      perform graphile_worker.add_job('batch_validate', json_build_object('batch_id', v_batch.id),
-        job_key := 'batch-validate:' || v_batch.id, max_attempts := 5);
+      perform chat_private.add_job('batch_validate', json_build_object('batch_id', v_batch.id),
+        p_job_key => 'batch-validate:' || v_batch.id, p_max_attempts => 5);
     elsif v_batch.status = 'canceled' then
-      perform graphile_worker.add_job('batch_cancel', json_build_object('batch_id', v_batch.id),
-        job_key := 'batch-cancel:' || v_batch.id, max_attempts := 5);
+      perform chat_private.add_job('batch_cancel', json_build_object('batch_id', v_batch.id),
+        p_job_key => 'batch-cancel:' || v_batch.id, p_max_attempts => 5);
     elsif (select count(*) from chat_public.batch_items i where i.batch_id = v_batch.id and i.status = 'running')
           >= (select concurrency from chat_public.batches where id = v_batch.id)
        or not exists (select 1 from chat_public.batch_items i where i.batch_id = v_batch.id and i.status = 'pending') then

@@ -31,8 +31,8 @@ begin
             format('{"id":"%s","object":"event","created_at":%s,"type":"%s","data":{"id":"%s"}}',
                    v_event_id, floor(extract(epoch from p_created_at))::bigint, p_event, p_subject), now())
     returning id into v_delivery;
-    perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
-      run_at => now(), max_attempts => 3);
+    perform chat_private.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
+      p_run_at => now(), p_max_attempts => 3);
   end loop;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
@@ -150,8 +150,8 @@ begin
   v_delay := greatest(v_delay * (1 + 0.2 * random()), make_interval(secs => least(coalesce(p_retry_after_seconds, 0), 86400)));
   update chat_private.webhook_deliveries set attempts = attempts + 1, next_attempt_at = now() + v_delay
   where id = p_delivery_id;
-  perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
-    run_at => now() + v_delay, max_attempts => 3);
+  perform chat_private.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
+    p_run_at => now() + v_delay, p_max_attempts => 3);
   return 'retry';
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
@@ -201,8 +201,8 @@ begin
   if not found then
     return false;
   end if;
-  perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
-    run_at => now(), max_attempts => 3);
+  perform chat_private.add_job('webhook_deliver', json_build_object('delivery_id', p_delivery_id),
+    p_run_at => now(), p_max_attempts => 3);
   return true;
 end;
 $$ language plpgsql volatile security definer set search_path to pg_catalog, public, pg_temp;
@@ -240,8 +240,8 @@ begin
     where d.status = 'pending' and d.next_attempt_at <= now() - p_stale
     for update of d skip locked
   loop
-    perform graphile_worker.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
-      job_key := 'webhook-sweep:' || v_delivery, max_attempts := 3);
+    perform chat_private.add_job('webhook_deliver', json_build_object('delivery_id', v_delivery),
+      p_job_key => 'webhook-sweep:' || v_delivery, p_max_attempts => 3);
     update chat_private.webhook_deliveries set next_attempt_at = now() where id = v_delivery;
     v_count := v_count + 1;
   end loop;

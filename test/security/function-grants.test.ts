@@ -80,6 +80,7 @@ const GRANTS: [string[], string[]][] = [
     "chat_private._to_state(text,text,text)",
     "chat_private._transition_rule(text,text)",
     "chat_private._write_receipt(uuid,chat_public.structured_output_status,text,text,jsonb)",
+    "chat_private.add_job(text,json,text,timestamp with time zone,integer)",
     "chat_private.agent_child(uuid,uuid)",
     "chat_private.cancel_batch_as(uuid,uuid,text)",
     "chat_private.chat_notification(chat_public.chats,text)",

@@ -2,7 +2,9 @@
 // of a connection's first five executions of every statement, and again after each invalidation (an analyze of a
 // growing table), at more cost than the generic plan saves (bench:e2e, PostgreSQL CPU per turn). Two owners: the
 // SET clause of each turn entry point (its nested statements inherit the setting) and the worker's queue pool,
-// whose connections carry Graphile Worker's statements.
+// whose connections carry Graphile Worker's statements, and plan them without sequential scans: a generic plan
+// estimates ten elements for an array parameter and would read the whole jobs table to join a batch of job ids.
+import pg from "pg";
 import { pino } from "pino";
 import { test } from "uvu";
 import * as assert from "uvu/assert";
@@ -59,6 +61,37 @@ test("the worker's queue pool connections use generic plans; the task pool keeps
     }
     assert.is((await pools.pool.query<{ mode: string }>("select current_setting('plan_cache_mode') as mode")).rows[0]!.mode, "auto");
   } finally {
+    await pools.end();
+  }
+});
+
+test("Graphile Worker's batched completion on the queue pool finds its jobs by id, not by reading the queue", async () => {
+  const setup = new pg.Client({ connectionString: db.url });
+  await setup.connect();
+  try {
+    await setup.query("select graphile_worker.add_job('chat_run', '{}'::json, job_key := 'queued:' || i) from generate_series(1, 300) i");
+    await setup.query("analyze graphile_worker._private_jobs");
+  } finally {
+    await setup.end();
+  }
+  const log = pino({ level: "silent" });
+  const pools = createWorkerPools(db.url, db.url, 8, log, new DatabaseHealth(log));
+  const client = await pools.queuePool.connect();
+  try {
+    const { rows: done } = await client.query<{ id: string }>("select id from graphile_worker._private_jobs order by id limit 3");
+    await client.query("begin");
+    const scans = async () => Number((await client.query<{ n: string }>(
+      "select seq_scan as n from pg_stat_xact_user_tables where schemaname = 'graphile_worker' and relname = '_private_jobs'")).rows[0]!.n);
+    const before = await scans();
+    // The statement graphile-worker 0.18 sends for several completions at once (dist/sql/completeJobs.js).
+    const completed = await client.query({ name: "complete_jobs/graphile_worker",
+      text: "delete from \"graphile_worker\"._private_jobs as jobs\nusing unnest($1::bigint[]) n(n)\nwhere id = n",
+      values: [done.map((row) => row.id)] });
+    assert.is(completed.rowCount, 3);
+    assert.is((await scans()) - before, 0);
+    await client.query("rollback");
+  } finally {
+    client.release();
     await pools.end();
   }
 });
