@@ -90,9 +90,9 @@ select chat_private.grant_execute('chat_private.notify_chat(uuid, text)', '{}');
 -- same way (a session keeps the first plan it makes of each statement, whoever called it). Generic plans: add_jobs's
 -- statements are planned for an unnest of about ten specs, so with our one PostgreSQL re-planned them at every call;
 -- a generic plan halves the cost of an enqueue (0.66 vs 1.26 ms of backend CPU, measured). But that same estimate
--- makes the generic plan join the specs to the jobs table by a sequential scan, whose cost grows with the queue:
--- every enqueue read every queued job. Without sequential scans the generic plan probes the job key's index
--- (test/db/enqueue-plans.test.ts).
+-- makes the generic plan join the specs to the jobs table by a sequential scan: while the queue held fewer than
+-- about a thousand jobs (above that the index wins even for ten), every enqueue read all of them. Without
+-- sequential scans the generic plan probes the job key's index (test/db/enqueue-plans.test.ts).
 create or replace function chat_private.add_job(p_task text, p_payload json, p_job_key text default null,
   p_run_at timestamptz default null, p_max_attempts integer default 25) returns void as $$
 begin

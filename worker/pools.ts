@@ -51,9 +51,9 @@ export function createWorkerPools(databaseUrl: string, sessionUrl: string, poolS
   // a custom plan for each of a connection's first five executions, and again after every invalidation (an analyze
   // of its growing jobs table), which cost more than the generic plan they end up with (`npm run bench:alternate --
   // <previous main> e2e`, PostgreSQL CPU per turn). Without sequential scans: a generic plan estimates ten rows for
-  // the unnest of a job-id array, and would join a batch of completions to the jobs table by scanning all of it, a
-  // cost that grows with the queue (as chat_private.add_job in sql/010 says of add_jobs). A startup setting, as the
-  // role is (src/db/run-time-roles.ts): the session URL is never a transaction-mode pooler's.
+  // the unnest of a job-id array, and would join a batch of completions to the jobs table by reading all of it while
+  // it holds fewer than about a thousand jobs (as chat_private.add_job in sql/010 says of add_jobs). A startup
+  // setting, as the role is (src/db/run-time-roles.ts): the session URL is never a transaction-mode pooler's.
   const queuePool = createPool({
     connectionString: withStartupSettings(sessionUrl, { plan_cache_mode: "force_generic_plan", enable_seqscan: "off" }),
     max: queueSize }, log, "queue", { health, retryStatements: () => retrying });
