@@ -3,7 +3,9 @@
 // (the worker's --concurrency), all runnable when the worker starts, it prints turns/s against the ideal (in flight ÷
 // turn latency) and against the CPU-bound rate of the same turn without model latency, p50/p99 of the time to each
 // turn's commit, PostgreSQL's CPU per turn (all its processes, /proc) beside the worker's, the worker's peak database
-// connections (pg_stat_activity) and its RSS growth per turn in flight.
+// connections (pg_stat_activity) and its RSS growth per turn in flight. Then the same batch again on the same worker:
+// the first batch runs in a process whose code V8 is still compiling (interpreted and baseline code), which about
+// doubles the worker's CPU per turn against a worker that has run a few thousand turns (a long-lived one).
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -45,6 +47,8 @@ interface Run {
   /** CPU milliseconds per turn of PostgreSQL (all its processes) and of the worker process. */
   serverMsPerTurn: number;
   workerMsPerTurn: number;
+  /** The same batch again on the same worker process, its code now compiled for this load (see the file's top). */
+  again?: { rate: number; serverMsPerTurn: number; workerMsPerTurn: number };
 }
 
 async function untilAllWaiting(pool: pg.Pool, onPoll: () => Promise<void> = async () => undefined): Promise<void> {
@@ -56,8 +60,23 @@ async function untilAllWaiting(pool: pg.Pool, onPoll: () => Promise<void> = asyn
   }
 }
 
-/** Runs `count` turns with `delayMs` model steps on a fresh database and a warmed-up worker at concurrency `count`. */
-async function measure(count: number, delayMs: number): Promise<Run> {
+/** The same batch once more on the worker of a measured run: throughput and CPU per turn. */
+async function runAgain(pool: pg.Pool, db: { postmasterPid?: number }, worker: ChildProcess, user: string, count: number,
+  delayMs: number): Promise<NonNullable<Run["again"]>> {
+  await pool.query("delete from chat_public.chats");
+  const serverBefore = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) : NaN;
+  const workerBefore = processCpuMs(worker.pid!);
+  await createScriptedChats(pool, user, count, delayMs, "done");
+  const started = performance.now();
+  await untilAllWaiting(pool);
+  const seconds = (performance.now() - started) / 1000;
+  return { rate: count / seconds, serverMsPerTurn: (db.postmasterPid != null ? serverCpuMs(db.postmasterPid) - serverBefore : NaN) / count,
+    workerMsPerTurn: (processCpuMs(worker.pid!) - workerBefore) / count };
+}
+
+/** Runs `count` turns with `delayMs` model steps on a fresh database and a warmed-up worker at concurrency `count`;
+ * with `again`, the same batch once more on that worker. */
+async function measure(count: number, delayMs: number, again = false): Promise<Run> {
   const db = await benchDatabase(`inflight_${count}_${delayMs}`);
   const pool = new pg.Pool({ connectionString: db.url, max: 3 });
   pool.on("error", (error) => console.error(`bench:inflight: idle connection failed: ${error.message}`));
@@ -89,7 +108,8 @@ async function measure(count: number, delayMs: number): Promise<Run> {
       `select extract(epoch from (created_at - $1::timestamptz)) * 1000 as ms from chat_public.chat_messages
        where role = 'assistant' and kind = 'message' order by 1`, [startedAt]);
     return { seconds, done: rows.map((r) => Number(r.ms)), peakConnections, rssPerTurn: (peakRss - idleRss) / count,
-      serverMsPerTurn: serverMs / rows.length, workerMsPerTurn: workerMs / rows.length };
+      serverMsPerTurn: serverMs / rows.length, workerMsPerTurn: workerMs / rows.length,
+      ...(again ? { again: await runAgain(pool, db, worker, user, count, delayMs) } : {}) };
   } finally {
     await stopWorker(worker);
     await pool.end();
@@ -103,7 +123,7 @@ const cpuRate = cpuBound.done.length / cpuBound.seconds;
 results.push(["CPU-bound: the same turn without model latency, 256 in flight, turns/s", cpuRate.toFixed(1)],
   ["CPU-bound: PostgreSQL / worker CPU ms per turn", `${cpuBound.serverMsPerTurn.toFixed(2)} / ${cpuBound.workerMsPerTurn.toFixed(2)}`]);
 for (const size of SIZES) {
-  const run = await measure(size, STEP_MS);
+  const run = await measure(size, STEP_MS, true);
   const rate = run.done.length / run.seconds;
   const ideal = size / (STEP_MS / 1000);
   results.push(
@@ -114,6 +134,9 @@ for (const size of SIZES) {
     [`${size} in flight: PostgreSQL / worker CPU ms per turn`, `${run.serverMsPerTurn.toFixed(2)} / ${run.workerMsPerTurn.toFixed(2)}`],
     [`${size} in flight: peak worker connections`, String(run.peakConnections)],
     [`${size} in flight: worker RSS growth per turn in flight`, `${(run.rssPerTurn / 1024).toFixed(1)} KiB`],
+    [`${size} in flight, again on the same worker: turns/s`, run.again!.rate.toFixed(1)],
+    [`${size} in flight, again on the same worker: PostgreSQL / worker CPU ms per turn`,
+      `${run.again!.serverMsPerTurn.toFixed(2)} / ${run.again!.workerMsPerTurn.toFixed(2)}`],
   );
 }
 console.log(`bench:inflight — scripted provider (${STEP_MS} ms steps, not a real model), ${new Date().toISOString()}, load ${loadavg().map((n) => n.toFixed(2)).join(" ")}`);

@@ -125,6 +125,16 @@ function remember(c: CompiledSchema): void {
 }
 
 /** Screening + caps + meta-validation + compile. Errors name a JSON pointer into the schema. */
+/** The cached validator of the schema whose canonical text has this SHA-256, most recently used from now on. */
+export function cachedValidator(sha256: string): CompiledSchema | undefined {
+  const hit = cache.get(sha256);
+  if (hit !== undefined) {
+    cache.delete(sha256);
+    cache.set(sha256, hit);
+  }
+  return hit;
+}
+
 export function compileSchema(schema: JsonValue): CompileResult {
   if (!isJsonObject(schema)) return { ok: false, errors: [{ field: "", detail: "the schema document must be an object" }] };
   const schemaText = canonicalJson(schema);
@@ -133,12 +143,8 @@ export function compileSchema(schema: JsonValue): CompileResult {
     return { ok: false, errors: [{ field: "", detail: `schema larger than ${SCHEMA_MAX_BYTES} bytes (canonical text is ${bytes})` }] };
   }
   const sha256 = sha256Hex(schemaText);
-  const hit = cache.get(sha256);
-  if (hit !== undefined) {
-    cache.delete(sha256);
-    cache.set(sha256, hit);
-    return { ok: true, validator: hit };
-  }
+  const hit = cachedValidator(sha256);
+  if (hit !== undefined) return { ok: true, validator: hit };
   // The document's own JSON nesting and node count: an envelope's or a JSONL line's parse allowed a few more.
   const capped = limitError(schema, SCHEMA_LIMITS);
   if (capped !== undefined) return { ok: false, errors: [{ field: capped.pointer, detail: `${capped.rule}: ${capped.message}` }] };

@@ -10,7 +10,7 @@ export { JsonNumber, limitError, parseJsonSafe, type BoundaryError, type Boundar
 export { canonicalJson, compactJson, storedByteLength, jsonEquals, sha256Hex } from "./canonical.ts";
 export { compareDecimal, decimalKey, isIntegerDecimal, isMultipleOf, parseDecimal, pgNumericText, type Decimal } from "./decimal.ts";
 export { NAME_PATTERN, type FieldError } from "./envelope.ts";
-export { compileSchema, compileCacheStats, type CompiledSchema, type CompileResult } from "./compile.ts";
+export { cachedValidator, compileSchema, compileCacheStats, type CompiledSchema, type CompileResult } from "./compile.ts";
 export { checkParsed, checkValue, validateValue, type CheckResult, type ValidateResult } from "./validate.ts";
 export { formatFeedback, type ValueError } from "./feedback.ts";
 export type { FormatName } from "./formats.ts";

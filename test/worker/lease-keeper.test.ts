@@ -151,6 +151,26 @@ test("the timer beats every third of the shortest lease among the runs", async (
   }
 });
 
+test("the beat follows the runs that remain: one of two one-second leases ends, a holder is replaced", async () => {
+  const [ended, kept, replaced] = await runningChats(3);
+  const keeper = new LeaseKeeper(db.pool, testLogger);
+  const stopEnded = keeper.register(holder(ended!, { leaseSeconds: 1 }));
+  const stopKept = keeper.register(holder(kept!, { leaseSeconds: 1 }));
+  // A new holder of the same runner id replaces the old one, whose function then removes nothing.
+  const stopStale = keeper.register(holder(replaced!, { leaseSeconds: 1 }));
+  const stopReplaced = keeper.register(holder(replaced!, { leaseSeconds: 300 }));
+  stopEnded();
+  stopStale();
+  try {
+    // Still a third of a second (kept's lease), not the hundred seconds of the replacing holder's lease alone.
+    await waitFor("a beat renewing the remaining leases, each for its own length", async () =>
+      (await remaining(kept!.chatId))! <= 1 && (await remaining(replaced!.chatId))! > 200, 10_000);
+  } finally {
+    stopKept();
+    stopReplaced();
+  }
+});
+
 test("a run whose lease another runner took, or whose lease row is gone, is stopped lost; the others go on renewed", async () => {
   const [taken, released, kept] = await runningChats(3);
   const holders = [holder(taken!), holder(released!), holder(kept!)];
