@@ -124,7 +124,6 @@ function remember(c: CompiledSchema): void {
   }
 }
 
-/** Screening + caps + meta-validation + compile. Errors name a JSON pointer into the schema. */
 /** The cached validator of the schema whose canonical text has this SHA-256, most recently used from now on. */
 export function cachedValidator(sha256: string): CompiledSchema | undefined {
   const hit = cache.get(sha256);
@@ -135,6 +134,7 @@ export function cachedValidator(sha256: string): CompiledSchema | undefined {
   return hit;
 }
 
+/** Screening + caps + meta-validation + compile. Errors name a JSON pointer into the schema. */
 export function compileSchema(schema: JsonValue): CompileResult {
   if (!isJsonObject(schema)) return { ok: false, errors: [{ field: "", detail: "the schema document must be an object" }] };
   const schemaText = canonicalJson(schema);
