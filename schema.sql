@@ -4310,8 +4310,10 @@ begin
          where t.chat_id = p_chat_id and t.finished_at is null) t),
       'history', coalesce((
          select json_agg(json_build_object('id', h.id::text, 'role', h.role, 'content', h.content,
-                                           'provider_metadata', h.provider_metadata, 'finish', h.finish) order by h.id)
-         from (select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
+                                           'provider_metadata', h.provider_metadata, 'finish', h.finish,
+                                           'by_client', h.by_client) order by h.id)
+         from (select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish,
+                      m.role = 'tool' and m.created_by is not null as by_client
                from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
                where m.chat_id = p_chat_id and not m.deleted and m.visibility in ('model', 'both') and m.kind <> 'receipt'
                  and m.id >= (select b.id from boundary b)) h), '[]'::json),

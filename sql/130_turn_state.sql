@@ -8,7 +8,8 @@
 -- the newest live compaction summary (worker/loop/compaction.ts): the rows it replaced are compressed and older.
 -- The boundary, not the compressed flag, decides, so an edit that discards a summary brings the rows it covered
 -- back. Bigint ids travel as text. The same statement reads whether compaction is due and the worker's config
--- version (worker/loop/config.ts).
+-- version (worker/loop/config.ts). `by_client` marks tool results a client submitted (submit_tool_results sets
+-- created_by): the worker cuts those to its tool result cap in the prompt, as its own tools' results were cut.
 create or replace function chat_private.turn_state(p_chat_id uuid) returns json as $$
 begin
   return (
@@ -27,8 +28,10 @@ begin
          where t.chat_id = p_chat_id and t.finished_at is null) t),
       'history', coalesce((
          select json_agg(json_build_object('id', h.id::text, 'role', h.role, 'content', h.content,
-                                           'provider_metadata', h.provider_metadata, 'finish', h.finish) order by h.id)
-         from (select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish
+                                           'provider_metadata', h.provider_metadata, 'finish', h.finish,
+                                           'by_client', h.by_client) order by h.id)
+         from (select m.id, m.role::text as role, m.content, i.provider_metadata, i.finish,
+                      m.role = 'tool' and m.created_by is not null as by_client
                from chat_public.chat_messages m left join chat_private.message_internals i on i.message_id = m.id
                where m.chat_id = p_chat_id and not m.deleted and m.visibility in ('model', 'both') and m.kind <> 'receipt'
                  and m.id >= (select b.id from boundary b)) h), '[]'::json),

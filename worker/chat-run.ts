@@ -14,7 +14,7 @@ import { isConnectionError } from "../src/db/pool.ts";
 import { countTurn } from "../src/metrics.ts";
 import { loadSettings } from "./loop/config.ts";
 import { CutOffByOutage, runWithLease } from "./loop/run.ts";
-import type { RuntimeDeps } from "./loop/runtime.ts";
+import { toolResultCap, type RuntimeDeps } from "./loop/runtime.ts";
 import type { RunOutcome } from "./loop/types.ts";
 import { acquireLease, ChatSubscription, reacquireLease } from "./loop/lease.ts";
 
@@ -30,9 +30,10 @@ export async function runChat(deps: RuntimeDeps, chatId: string): Promise<RunOut
       if (deps.stopping()) return outcomes;
       subscription.beforeAcquire();
       const resuming = held;
+      const cap = toolResultCap(deps);
       const lease = await health.retry(() => resuming == null
-        ? acquireLease(deps.pool, chatId, deps.workerId)
-        : reacquireLease(deps.pool, chatId, resuming, deps.workerId));
+        ? acquireLease(deps.pool, chatId, deps.workerId, cap)
+        : reacquireLease(deps.pool, chatId, resuming, deps.workerId, cap));
       held = undefined;
       if (lease == null) return outcomes;
       deps.stats.acquired += 1;

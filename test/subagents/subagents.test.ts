@@ -15,7 +15,7 @@ import { ChatListener } from "../../worker/loop/listener.ts";
 import { loadTurnState } from "../../worker/loop/history.ts";
 import { openRunTools } from "../../src/mcp/run-tools.ts";
 import { subagentToolNames, subagentTools, type SubagentContext } from "../../src/tools/subagents.ts";
-import { executeTool, toolsForChat, type ToolDefinition } from "../../src/tools/index.ts";
+import { DEFAULT_TOOL_RESULT_CAP_BYTES, executeTool, toolsForChat, type ToolDefinition } from "../../src/tools/index.ts";
 
 let db: TestDatabase;
 let user: string;
@@ -80,7 +80,7 @@ test("a structured parent spawns a child, waits, and finalizes with its result; 
     ]);
     assert.is(JSON.stringify(childRows).includes("secret_field_name\":{"), false, "the schema is not in the child's history");
     // What the child's model was given: the prompt the loop builds from its history and the tools it offers.
-    const state = await loadTurnState(db.pool, child.id);
+    const state = await loadTurnState(db.pool, child.id, DEFAULT_TOOL_RESULT_CAP_BYTES);
     assert.is(state.structured, null, "no governing request, so no finalizer is offered");
     assert.equal(state.prompt[0], { role: "user", content: [{ type: "text", text: childScript }] });
     assert.not.ok(JSON.stringify(state.prompt).includes("\"report\""));

@@ -13,7 +13,7 @@ import type {
   TextPart,
   ToolResultPart,
 } from "../../src/providers/index.ts";
-import type { DynamicToolDeclaration } from "../../src/tools/index.ts";
+import { capOutput, type DynamicToolDeclaration } from "../../src/tools/index.ts";
 import { compactionDue, withTokens, type CompactionRow } from "./compaction.ts";
 import type { PendingCall, StoredMessage, TurnState } from "./types.ts";
 
@@ -23,6 +23,8 @@ interface Row {
   content: StoredPart[];
   provider_metadata: { parts?: Record<string, ReplayMetadata>; args_raw?: Record<string, string> } | null;
   finish: { continue?: boolean } | null;
+  /** A tool result a client submitted (absent on the worker's own rows and on rows of an earlier release). */
+  by_client?: boolean;
 }
 
 type StoredPart = { type: string; [key: string]: unknown };
@@ -79,14 +81,16 @@ export interface TurnStateRow {
 }
 
 /** The statement that reads a chat's turn state in one snapshot (sql/130_turn_state.sql), one round trip. */
-export async function loadTurnState(pool: pg.Pool, chatId: string): Promise<TurnState> {
+export async function loadTurnState(pool: pg.Pool, chatId: string, resultCapBytes: number): Promise<TurnState> {
   // Named: each pooled connection parses and plans this statement once.
   const { rows } = await pool.query<{ state: TurnStateRow }>({
     name: "chatd_turn_state", text: "select chat_private.turn_state($1) as state", values: [chatId] });
-  return turnStateFrom(rows[0]?.state);
+  return turnStateFrom(rows[0]?.state, resultCapBytes);
 }
 
-export function turnStateFrom(state: TurnStateRow | undefined): TurnState {
+/** `resultCapBytes`: the deployment's tool result cap (CHATD_TOOL_RESULT_CAP_BYTES), applied to the results clients
+ * submitted; the worker's own tools' results were cut when they ran. */
+export function turnStateFrom(state: TurnStateRow | undefined, resultCapBytes: number): TurnState {
   const c = state?.chat;
   if (c == null) throw Object.assign(new Error("chat not found"), { code: "CHNTF" });
   const turn = state!.turn;
@@ -96,7 +100,7 @@ export function turnStateFrom(state: TurnStateRow | undefined): TurnState {
       id: c.id, status: c.status, modelConfigId: c.model_config_id, workspace: c.workspace,
       dynamicTools: c.dynamic_tools, planMode: c.plan_mode, parentChatId: c.parent_chat_id, mcpServerIds: c.mcp_server_ids,
     },
-    ...assemble(state!.history, turnStart),
+    ...assemble(state!.history, turnStart, resultCapBytes),
     steps: turn?.steps ?? 0,
     structured: turn?.request_id != null && turn.schema_text != null ? {
       requestId: turn.request_id, schemaText: turn.schema_text, rejectedBatches: turn.rejected_batches,
@@ -112,11 +116,12 @@ export function turnStateFrom(state: TurnStateRow | undefined): TurnState {
  * compaction check sees the step's input tokens. The chat, the structured request and the config version are those
  * of `state`: the step changed none of them (an interrupt or edit reaches the run through its listener). */
 export function continueTurn(state: TurnState, rows: StoredMessage[]): TurnState {
+  // The worker's own rows: no client result among them, so no cap to apply.
   const tail = assemble(rows.map((row) => ({
     id: "0", role: row.role, content: row.content as StoredPart[],
     provider_metadata: (row.internals?.provider_metadata ?? null) as Row["provider_metadata"],
     finish: (row.internals?.finish ?? null) as Row["finish"],
-  })), 0n);
+  })), 0n, Number.POSITIVE_INFINITY);
   const usage = rows.findLast((row) => row.role === "assistant")?.usage as { inputTokens?: unknown } | undefined;
   const tokens = typeof usage?.inputTokens === "number" ? usage.inputTokens : state.compaction.contextTokens;
   return {
@@ -150,9 +155,18 @@ interface TurnRow {
   candidate_present: boolean;
 }
 
+/** A client's tool result as the model sees it: at most the cap, then the note capOutput writes for every tool. The
+ * transcript keeps what the client sent. */
+function cappedClientResult(part: ToolResultPart, capBytes: number): ToolResultPart {
+  const { result } = capOutput({ result: part.result, isError: part.is_error }, capBytes);
+  return { ...part, result: result as JSONValue };
+}
+
 /** History rows → prompt. Unanswered calls of earlier turns get a synthetic error result (providers refuse a
- * dangling call); those of the current turn are returned as pending work instead. */
-export function assemble(rows: Row[], turnStart: bigint): { prompt: ChatPrompt; pending: PendingCall[]; answered: boolean } {
+ * dangling call); those of the current turn are returned as pending work instead. Tool results a client submitted
+ * are cut to `clientResultCapBytes`. */
+export function assemble(rows: Row[], turnStart: bigint, clientResultCapBytes: number):
+  { prompt: ChatPrompt; pending: PendingCall[]; answered: boolean } {
   const prompt: ChatPrompt = [];
   const answeredIds = new Set<string>();
   for (const row of rows) {
@@ -191,7 +205,8 @@ export function assemble(rows: Row[], turnStart: bigint): { prompt: ChatPrompt; 
         break;
       }
       case "tool": {
-        const content = row.content.filter((p) => p.type === "tool-result").map(toolResult);
+        const content = row.content.filter((p) => p.type === "tool-result").map(toolResult)
+          .map((p) => row.by_client === true ? cappedClientResult(p, clientResultCapBytes) : p);
         if (content.length > 0) prompt.push({ role: "tool", content });
         if (inTurn) {
           const ids = new Set(content.map((p) => p.tool_call_id));

@@ -18,13 +18,14 @@ export interface AcquiredLease {
 }
 
 /** Takes the lease with a fresh runner id and reads the turn state; null when there is nothing for this job to do. */
-export async function acquireLease(pool: pg.Pool, chatId: string, workerId: string): Promise<AcquiredLease | null> {
+export async function acquireLease(pool: pg.Pool, chatId: string, workerId: string,
+  resultCapBytes: number): Promise<AcquiredLease | null> {
   try {
     // turn_state is volatile: it runs after acquire_lease and takes its own snapshot, so it sees the new lease.
     const { rows } = await pool.query<FenceRow & { state: TurnStateRow }>({ name: "chatd_acquire_lease",
       text: "select f.*, chat_private.turn_state($1) as state from chat_private.acquire_lease($1, $2) f", values: [chatId, workerId] });
     const row = rows[0]!;
-    const state = turnStateFrom(row.state);
+    const state = turnStateFrom(row.state, resultCapBytes);
     return {
       fence: { chatId, runnerId: row.runner_id, historyVersion: row.history_version, generationAttempt: row.generation_attempt },
       state, configVersion: state.configVersion,
@@ -38,9 +39,10 @@ export async function acquireLease(pool: pg.Pool, chatId: string, workerId: stri
 /** Takes the lease again after this job's run was cut off by the database connection: its own lease (runner
  * `runnerId`) is released and a new one taken, so the run goes on without waiting for the lease to expire. Null
  * when another runner took the chat meanwhile or nothing is left to run. */
-export async function reacquireLease(pool: pg.Pool, chatId: string, runnerId: string, workerId: string): Promise<AcquiredLease | null> {
+export async function reacquireLease(pool: pg.Pool, chatId: string, runnerId: string, workerId: string,
+  resultCapBytes: number): Promise<AcquiredLease | null> {
   await pool.query("select chat_private.release_lease($1, $2)", [chatId, runnerId]);
-  return acquireLease(pool, chatId, workerId);
+  return acquireLease(pool, chatId, workerId, resultCapBytes);
 }
 
 type Handler = (notification: ChatNotification) => void;
