@@ -10,15 +10,14 @@
 // Arguments: turns at concurrency 8 (400), turns at concurrency 1 (50), turns of the profiled run (200);
 // CHATD_BENCH_PROFILE_TOP lengthens the profile's lists (10).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
 import { sqlFloor, type CapturedStatement } from "./sql-floor.ts";
 import { CLIENT_TURN, createStructuredChats, waitForReceipts } from "./structured-turn.ts";
 import { profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
-import { benchDatabase, commitRate, percentile, printTable } from "./support.ts";
+import { benchDatabase, benchFolder, benchWorkspaces, commitRate, percentile, printTable } from "./support.ts";
 
 const TURNS = Number(process.argv[2] ?? 400);
 const SERIAL_TURNS = Number(process.argv[3] ?? 50);
@@ -83,7 +82,7 @@ async function profile(pool: pg.Pool, url: string, user: string, turns: number):
   const statements = await startProfiling(pool);
   // New sessions, the worker's and the client's: the database's settings apply from a session's start.
   const clients = new pg.Pool({ connectionString: url, max: 4 });
-  const statsFile = join(tmpdir(), `chatd-bench-${process.pid}-profile.json`);
+  const statsFile = join(scratch, "profile.json");
   const worker = startWorker(url, workspaces, 8, statsFile);
   try {
     await createStructuredChats(clients, user, turns);
@@ -96,10 +95,8 @@ async function profile(pool: pg.Pool, url: string, user: string, turns: number):
     ...await profileRows(pool, turns, statements, Number(process.env.CHATD_BENCH_PROFILE_TOP ?? 10))];
 }
 
-const workspaces = join(tmpdir(), `chatd-bench-${process.pid}`);
-mkdirSync(join(workspaces, "bench"), { recursive: true });
-writeFileSync(join(workspaces, "bench", "a.txt"), "alpha\n");
-writeFileSync(join(workspaces, "bench", "b.txt"), "beta\n");
+const scratch = benchFolder("chatd-bench-e2e-");
+const workspaces = benchWorkspaces(join(scratch, "workspaces"));
 
 const results: [string, string][] = [];
 for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1", 1, SERIAL_TURNS, true]] as const) {
@@ -111,7 +108,7 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     await pool.query("update chat_private.experiments set enabled = true");
     const user = (await pool.query<{ id: string }>("insert into chat_public.users (name) values ('bench') returning id")).rows[0]!.id;
     if (!serial) results.push([`trivial INSERT commits/s (8 connections)`, (await commitRate(db.url, 8, 2000)).toFixed(0)]);
-    const statsFile = join(tmpdir(), `chatd-bench-${process.pid}-${label}.json`);
+    const statsFile = join(scratch, `${label}.json`);
     const worker = startWorker(db.url, workspaces, concurrency, statsFile);
     // Warm up (module load, first compile, connection pools) before measuring.
     await createStructuredChats(pool, user, 4);

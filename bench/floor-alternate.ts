@@ -7,8 +7,8 @@
 // bench/server-cost.ts), not wall time, per turn; each round's pair ran back to back under the same load, so the
 // ratio of the medians is what to read. Timings are printed, never asserted.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import pg from "pg";
 import { ensureDatabase, projectRoot, withDatabase } from "../src/db/database.ts";
@@ -16,7 +16,7 @@ import { startEmbedded } from "../src/db/embedded.ts";
 import { profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
 import { floorScript, type CapturedStatement } from "./sql-floor.ts";
 import { CLIENT_TURN, createStructuredChats, waitForReceipts } from "./structured-turn.ts";
-import { percentile, printTable } from "./support.ts";
+import { benchFolder, benchWorkspaces, percentile, printTable } from "./support.ts";
 
 const [baseline, rounds = "6", turns = "200", clients = "1"] = process.argv.slice(2);
 // CHATD_BENCH_PROFILE=n: the counting run also lists its top n statements, functions and sequential scans and row writes per turn.
@@ -42,10 +42,7 @@ const dataDir = join(projectRoot, ".chatd", "bench-postgres-floor-alternate");
 const server = await startEmbedded({ dataDir, ephemeral: true,
   settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=none", "pg_stat_statements.max=1000"] });
 const postmasterPid = Number(readFileSync(join(dataDir, "cluster", "postmaster.pid"), "utf8").split("\n")[0]);
-const workspaces = mkdtempSync(join(tmpdir(), "chatd-floor-alternate-"));
-mkdirSync(join(workspaces, "bench"), { recursive: true });
-writeFileSync(join(workspaces, "bench", "a.txt"), "alpha\n");
-writeFileSync(join(workspaces, "bench", "b.txt"), "beta\n");
+const workspaces = benchWorkspaces(benchFolder("chatd-floor-alternate-"));
 
 /** A database migrated by `dir`'s own migrate, with a few turns run by `dir`'s own worker to capture its statements. */
 async function prepare(label: string, dir: string, name: string): Promise<Side> {
@@ -155,5 +152,4 @@ try {
   printTable(rows);
 } finally {
   await server.stop();
-  rmSync(workspaces, { recursive: true, force: true });
 }

@@ -13,13 +13,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
 import { runRetention } from "../worker/retention.ts";
-import { benchDatabase, printTable } from "./support.ts";
+import { benchDatabase, benchFolder, benchWorkspaces, printTable } from "./support.ts";
 
 const TURNS = Number(process.argv[2] ?? 100_000);
 const ROUNDS = Number(process.argv[3] ?? 10);
@@ -103,10 +102,7 @@ async function rules(pool: pg.Pool, on: boolean): Promise<void> {
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 
-const workspaces = join(tmpdir(), `chatd-soak-${process.pid}`);
-mkdirSync(join(workspaces, "bench"), { recursive: true });
-writeFileSync(join(workspaces, "bench", "a.txt"), "alpha\n");
-writeFileSync(join(workspaces, "bench", "b.txt"), "beta\n");
+const workspaces = benchWorkspaces(benchFolder("chatd-soak-"));
 const receiver = createServer((request, response) => {
   request.resume();
   request.on("end", () => response.writeHead(204).end());

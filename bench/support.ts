@@ -1,12 +1,29 @@
 // Shared pieces of the benchmarks: a fresh migrated database (DATABASE_URL's server, else an embedded one),
-// percentiles, and a table printer. Benchmarks print figures; they never assert on time.
+// a scratch folder, percentiles, and a table printer. Benchmarks print figures; they never assert on time.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { ensureDatabase, projectRoot, withDatabase } from "../src/db/database.ts";
 import { startEmbedded } from "../src/db/embedded.ts";
 import { migrate } from "../src/db/migrate.ts";
+
+/** A new folder in the system's temp folder, removed when the benchmark's process exits (its workers' workspaces
+ * and stats files: a run left them behind before). */
+export function benchFolder(prefix: string): string {
+  const folder = mkdtempSync(join(tmpdir(), prefix));
+  process.on("exit", () => rmSync(folder, { recursive: true, force: true }));
+  return folder;
+}
+
+/** A workspaces root with the `bench` workspace the benchmarks' turns list and read (a.txt, b.txt). */
+export function benchWorkspaces(root: string): string {
+  mkdirSync(join(root, "bench"), { recursive: true });
+  writeFileSync(join(root, "bench", "a.txt"), "alpha\n");
+  writeFileSync(join(root, "bench", "b.txt"), "beta\n");
+  return root;
+}
 
 export interface BenchDatabase {
   url: string;

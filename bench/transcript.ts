@@ -9,10 +9,10 @@
 // baseline (notes: the commands).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { get } from "node:http";
 import { connect, type Socket } from "node:net";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -22,7 +22,7 @@ import { signToken } from "../src/api/auth.ts";
 import { startApi } from "../src/api/server.ts";
 import { DEFAULT_STREAM_LIMITS } from "../src/api/http/streams.ts";
 import { projectRoot } from "../src/db/database.ts";
-import { benchDatabase, percentile, printTable } from "./support.ts";
+import { benchDatabase, benchFolder, percentile, printTable } from "./support.ts";
 
 const FILE_BYTES = 60 * 1024;
 const CALLS_PER_STEP = 4;
@@ -35,7 +35,7 @@ const load = () => loadavg().map((value) => value.toFixed(2)).join(", ");
 console.log(`load average at start: ${load()}`);
 
 const db = await benchDatabase("transcript");
-const root = mkdtempSync(join(tmpdir(), "chatd-bench-transcript-"));
+const root = benchFolder("chatd-bench-transcript-");
 mkdirSync(join(root, "ws"));
 writeFileSync(join(root, "ws", "big.txt"), "0123456789abcdef".repeat(FILE_BYTES / 16));
 const worker = spawn(process.execPath, [join(projectRoot, "bench", "worker-process.ts")], {
