@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { invalid, OpenAIError } from "./errors.ts";
 import { envelopeFor, TEXT_ENVELOPE } from "./format.ts";
 import { outputText, responseId, statusOf, type ResponseRow } from "./response-object.ts";
-import { createResponse, readResponse, waitForReceipt, type Store } from "./store.ts";
+import { createResponse, waitForReceipt, type Store } from "./store.ts";
 
 const IGNORED = new Set(["temperature", "top_p", "max_tokens", "max_completion_tokens", "user", "seed", "stop",
   "presence_penalty", "frequency_penalty", "logit_bias", "parallel_tool_calls", "tool_choice", "service_tier",
@@ -87,12 +87,12 @@ export async function chatCompletion(store: Store, userId: string, body: unknown
   const content = contentOf(body.messages);
   const { envelope, plain } = envelopeOf(body.response_format);
   const echo = { model, text: { format: plain ? { type: "text" } : { type: "json_schema" } }, metadata: {}, api: "chat.completions" };
-  const requestId = await createResponse(store, userId, {
+  const first = await createResponse(store, userId, {
     content, envelope, model, workspace: (body.workspace as string | undefined) ?? null, background: false, stream: false, echo,
     bodySha256: createHash("sha256").update(JSON.stringify(body)).digest("hex"), tools: [], previous: null, results: [],
   }, idempotencyKey);
-  const first = await readResponse(store, userId, requestId);
-  const row = first && first.status === "pending"
+  const requestId = first.response_id;
+  const row = first.status === "pending"
     ? await waitForReceipt(store, userId, requestId, first.chat_id, chatWaitMs(), signal) : first;
   if (!row) throw new OpenAIError(404, "the request vanished", { type: "not_found_error" });
   const status = statusOf(row);

@@ -106,14 +106,9 @@ async function route(context: Context, req: IncomingMessage, res: ServerResponse
   if (rawId === undefined && method === "POST") {
     const request = parseCreateResponse(await readJsonBody(req, BODY_LIMITS));
     const key = idempotencyKeyOf(req.headers["idempotency-key"]);
-    const create = async (): Promise<ResponseRow> => {
-      const uuid = request.previous === null ? await createResponse(store, userId, request, key)
-        : request.results.length > 0 ? await continueResponse(store, userId, request, key)
-          : await followUpResponse(store, userId, request, key);
-      const created = await readResponse(store, userId, uuid);
-      if (!created) throw notFound(uuid);
-      return created;
-    };
+    const create = (): Promise<ResponseRow> => request.previous === null ? createResponse(store, userId, request, key)
+      : request.results.length > 0 ? continueResponse(store, userId, request, key)
+        : followUpResponse(store, userId, request, key);
     if (request.stream) return sse(res, context, create, null);
     const row = await create();
     const done = request.background || !isOpen(row) ? row
