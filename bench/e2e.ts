@@ -16,7 +16,7 @@ import pg from "pg";
 import { projectRoot } from "../src/db/database.ts";
 import { sqlFloor, type CapturedStatement } from "./sql-floor.ts";
 import { CLIENT_TURN, createStructuredChats, waitForReceipts } from "./structured-turn.ts";
-import { profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
+import { backendsGone, profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
 import { benchDatabase, benchFolder, benchWorkspaces, commitRate, percentile, printTable } from "./support.ts";
 
 const TURNS = Number(process.argv[2] ?? 400);
@@ -139,6 +139,8 @@ for (const [label, concurrency, turns, serial] of [["c8", 8, TURNS, false], ["c1
     if (!serial) {
       const floorBefore = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) : NaN;
       const floor = sqlFloor(db.url, user, CLIENT_TURN, workerAfter.statements, { clients: concurrency, seconds: 8 });
+      // The bench's own connections stay; pgbench's, which it names by their application, end with it.
+      if (db.postmasterPid != null) await backendsGone(pool, db.postmasterPid, { application: "pgbench" });
       const floorMs = db.postmasterPid != null ? serverCpuMs(db.postmasterPid) - floorBefore : NaN;
       results.push(["SQL floor: this turn's statements replayed by pgbench, no worker, turns/s", "skipped" in floor
         ? `skipped: ${floor.skipped}`

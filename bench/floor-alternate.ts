@@ -7,13 +7,13 @@
 // bench/server-cost.ts), not wall time, per turn; each round's pair ran back to back under the same load, so the
 // ratio of the medians is what to read. Timings are printed, never asserted.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import pg from "pg";
 import { ensureDatabase, projectRoot, withDatabase } from "../src/db/database.ts";
 import { startEmbedded } from "../src/db/embedded.ts";
-import { profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
+import { backendsGone, profileRows, serverCpuMs, startProfiling } from "./server-cost.ts";
 import { floorScript, type CapturedStatement } from "./sql-floor.ts";
 import { CLIENT_TURN, createStructuredChats, waitForReceipts } from "./structured-turn.ts";
 import { benchFolder, benchWorkspaces, percentile, printTable } from "./support.ts";
@@ -77,25 +77,6 @@ async function prepare(label: string, dir: string, name: string): Promise<Side> 
   }
 }
 
-/** Whether a process the postmaster started for database `name` is still there, running, exiting or exited and not
- * yet reaped. Only once the postmaster has reaped a backend is its CPU in the postmaster's own counters: read while
- * the backend is exiting, it could be missed by both the postmaster's counters and the list of live children. An
- * exiting process has released its memory before it is a zombie, and its cmdline reads empty then: such a child of
- * the postmaster counts as left too (without it, about one reading in twelve lost a whole run's backend CPU). */
-function backendsLeft(name: string): boolean {
-  return readdirSync("/proc").some((entry) => {
-    if (!/^\d+$/.test(entry)) return false;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== postmasterPid) return false;
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-      return stat.includes(" Z ") || cmdline === "" || cmdline.includes(` ${name} `);
-    } catch {
-      return false;
-    }
-  });
-}
-
 /** One pgbench run of `turns` floor turns per client on a side; returns the server's CPU ms per turn. pgbench's
  * backends end with it: their CPU is counted once the postmaster has reaped them. */
 async function measure(side: Side, admin: pg.Client): Promise<number> {
@@ -105,12 +86,7 @@ async function measure(side: Side, admin: pg.Client): Promise<number> {
   const before = serverCpuMs(postmasterPid);
   const run = spawnSync("pgbench", ["-n", "-M", "prepared", "-c", clients, "-j", "1", "-t", turns, ...defines, "-f", file,
     side.url], { encoding: "utf8" });
-  const deadline = Date.now() + 30_000;
-  while ((await admin.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = $1",
-    [side.name])).rows[0]!.n > 0 || backendsLeft(side.name)) {
-    if (Date.now() > deadline) throw new Error(`${side.label}: pgbench's backends were still there 30 s after it ended`);
-    await new Promise((done) => setTimeout(done, 10));
-  }
+  await backendsGone(admin, postmasterPid, { database: side.name });
   const after = serverCpuMs(postmasterPid);
   const processed = /number of transactions actually processed: ([0-9]+)/.exec(run.stdout);
   if (run.status !== 0 || processed == null) throw new Error(`${side.label}: pgbench failed: ${run.stderr.slice(0, 500)}`);

@@ -42,6 +42,39 @@ export function serverCpuMs(postmasterPid: number): number {
   return (ticks * 1000) / TICKS_PER_SECOND;
 }
 
+/** Whether a child of the postmaster is exiting or exited and not yet reaped, or (given `database`) is a backend of
+ * that database. Only once the postmaster has reaped a backend is its CPU in the postmaster's own counters: read
+ * while the backend is exiting, it could be missed by both the postmaster's counters and the list of live children.
+ * An exiting process has released its memory before it is a zombie, and its cmdline reads empty then (without
+ * counting those, about one floor-alternate reading in twelve lost a whole run's backend CPU). */
+function backendsLeft(postmasterPid: number, database: string | undefined): boolean {
+  return readdirSync("/proc").some((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== postmasterPid) return false;
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      return stat.includes(" Z ") || cmdline === "" || (database !== undefined && cmdline.includes(` ${database} `));
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Waits until the sessions of a database, or of an application (pgbench's are "pgbench"), are gone and their
+ * backends reaped, so that serverCpuMs counts the CPU of the sessions that just ended; an error after 30 s. */
+export async function backendsGone(admin: pg.ClientBase | pg.Pool, postmasterPid: number,
+  sessions: { database: string } | { application: string }): Promise<void> {
+  const [column, value] = "database" in sessions ? ["datname", sessions.database] : ["application_name", sessions.application];
+  const database = "database" in sessions ? sessions.database : undefined;
+  const deadline = Date.now() + 30_000;
+  while ((await admin.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where ${column} = $1`,
+    [value])).rows[0]!.n > 0 || backendsLeft(postmasterPid, database)) {
+    if (Date.now() > deadline) throw new Error(`sessions of ${value} were still there 30 s after their clients ended`);
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
+
 /** From now on, sessions that connect to the pool's database time every statement (nested ones too) and every
  * function call; the counters start from zero. Returns whether pg_stat_statements is there (not on a DATABASE_URL
  * server that does not preload it: functions only then). */
