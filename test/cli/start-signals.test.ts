@@ -51,7 +51,10 @@ async function stopsCleanly(chatd: ChatdProcess, pids: Running, signal: NodeJS.S
   assert.equal(exit, { code: 0, signal: null }, `exit 0 after ${signal}`);
   assert.ok(took < SHUTDOWN_DEADLINE_MS, `stopped within the deadline (${took} ms)`);
   const logged = chatd.lines.slice(before);
-  assert.ok(logged.length <= 2, `at most two shutdown lines:\n${logged.map((l) => l.raw).join("\n")}`);
+  // A job that was running when the signal came (the worker's first data_retention run, say) may log its completion
+  // meanwhile: Graphile Worker's line for that job, not a line of the shutdown. Warnings count from every line.
+  const shutdown = logged.filter((l) => !(l.component === "graphile-worker" && l.job != null));
+  assert.ok(shutdown.length <= 2, `at most two shutdown lines:\n${shutdown.map((l) => l.raw).join("\n")}`);
   assert.equal(logged.filter((l) => l.level == null || l.level >= 40).map((l) => l.raw), [], "no warning, error or raw line");
   assert.ok(await refused(pids.api), "nothing listens on the API port");
   assert.ok(await refused(pids.metrics), "nothing listens on the worker's metrics port");
