@@ -14,7 +14,7 @@ import { isConnectionError } from "../src/db/pool.ts";
 import { countTurn } from "../src/metrics.ts";
 import { loadSettings } from "./loop/config.ts";
 import { CutOffByOutage, runWithLease } from "./loop/run.ts";
-import { toolResultCap, type RuntimeDeps } from "./loop/runtime.ts";
+import type { RuntimeDeps } from "./loop/runtime.ts";
 import type { RunOutcome } from "./loop/types.ts";
 import { acquireLease, ChatSubscription, reacquireLease } from "./loop/lease.ts";
 
@@ -30,7 +30,7 @@ export async function runChat(deps: RuntimeDeps, chatId: string): Promise<RunOut
       if (deps.stopping()) return outcomes;
       subscription.beforeAcquire();
       const resuming = held;
-      const cap = toolResultCap(deps);
+      const cap = deps.toolDeployment.resultCapBytes;
       const lease = await health.retry(() => resuming == null
         ? acquireLease(deps.pool, chatId, deps.workerId, cap)
         : reacquireLease(deps.pool, chatId, resuming, deps.workerId, cap));

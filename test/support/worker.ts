@@ -9,6 +9,7 @@ import { waitFor } from "./wait.ts";
 import { asUser, text, type InputResult } from "./chats.ts";
 import { startWorker, type RunningWorker, type WorkerOptions } from "../../worker/index.ts";
 import { DatabaseHealth } from "../../src/db/pool.ts";
+import { READ_ONLY_DEPLOYMENT } from "../../src/tools/index.ts";
 import { LeaseKeeper } from "../../worker/loop/lease-keeper.ts";
 import { ChatListener } from "../../worker/loop/listener.ts";
 import type { RuntimeDeps } from "../../worker/loop/runtime.ts";
@@ -146,7 +147,7 @@ export function makeDeps(db: TestDatabase, workspacesRoot: string, workerId: str
   const listener = new ChatListener(db.url, testLogger, health);
   return {
     pool: db.pool, health, workerId, log: testLogger, workspacesRoot, faults: {}, listener, leases: new LeaseKeeper(db.pool, testLogger),
-    runs: new Set(), stopping: () => false,
+    runs: new Set(), stopping: () => false, toolDeployment: READ_ONLY_DEPLOYMENT,
     stats: { acquired: 0, reacquiredInJob: 0, resumedAfterOutage: 0, turnsFinished: 0 },
     close: () => listener.close(),
   };

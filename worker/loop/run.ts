@@ -23,7 +23,7 @@ import { streamModelStep } from "./model-step.ts";
 import { answerCalls } from "./results.ts";
 import { commitFinalizerStep, commitFinalStep, commitToolStep, type AfterCommit } from "./step-commit.ts";
 import { ProgressClock } from "./watchdog.ts";
-import { toolResultCap, type RuntimeDeps } from "./runtime.ts";
+import type { RuntimeDeps } from "./runtime.ts";
 import { noCandidateOutcome } from "./structured.ts";
 import { sqlState, Transitions } from "./transitions.ts";
 import { TurnEnd } from "./turn-end.ts";
@@ -148,7 +148,7 @@ class ChatRun {
 
   /** loadTurnState, noting the config version it read. */
   private async turnState(): Promise<TurnState> {
-    const state = await loadTurnState(this.deps.pool, this.tx.fence.chatId, toolResultCap(this.deps));
+    const state = await loadTurnState(this.deps.pool, this.tx.fence.chatId, this.deps.toolDeployment.resultCapBytes);
     if (this.configVersion == null || state.configVersion > this.configVersion) this.configVersion = state.configVersion;
     return state;
   }

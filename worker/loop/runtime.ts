@@ -4,7 +4,7 @@ import type pg from "pg";
 import type { DatabaseHealth } from "../../src/db/pool.ts";
 import type { Logger } from "../../src/log.ts";
 import type { ModelRuntime } from "../../src/providers/index.ts";
-import { READ_ONLY_DEPLOYMENT, type ToolDeployment } from "../../src/tools/index.ts";
+import type { ToolDeployment } from "../../src/tools/index.ts";
 import type { Faults } from "../faults.ts";
 import type { LeaseKeeper } from "./lease-keeper.ts";
 import type { ChatListener } from "./listener.ts";
@@ -27,13 +27,8 @@ export interface RuntimeDeps {
   stats: RuntimeStats;
   modelRuntime?: ModelRuntime;
   toolTimeoutMs?: number;
-  /** Optional write and command tools (deployment configuration); default: read-only workspace tools. */
-  toolDeployment?: ToolDeployment;
-}
-
-/** The most of one tool result that goes into a prompt (CHATD_TOOL_RESULT_CAP_BYTES). */
-export function toolResultCap(deps: RuntimeDeps): number {
-  return (deps.toolDeployment ?? READ_ONLY_DEPLOYMENT).resultCapBytes;
+  /** The deployment's tools and their result cap (worker/index.ts: the options' or the environment's). */
+  toolDeployment: ToolDeployment;
 }
 
 export interface RuntimeStats {
