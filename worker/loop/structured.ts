@@ -19,9 +19,9 @@ const configurationError = (message: string): { ok: false; outcome: FailedOutcom
 
 /** The finalizer tool of each stored schema text this process compiled, with the hash of its validator: every step
  * of a structured turn (and every turn with the same schema) parsed, canonicalised and hashed the same text again,
- * 6.5% of the worker's CPU in bench:e2e. The validator stays with the compile cache (looked up by the hash, which
- * keeps it recent there); a text whose validator was evicted is compiled again. Tools are shared between steps
- * and turns, so they are frozen. */
+ * 6.5% of the worker's samples (`perf record` of the worker under `node bench/e2e.ts`, node --perf-basic-prof). The
+ * validator stays with the compile cache (looked up by the hash, which keeps it recent there); a text whose
+ * validator was evicted is compiled again. Tools are shared between steps and turns, so they are frozen. */
 const offered = new Map<string, { sha256: string; tool: ToolSpec }>();
 const OFFERED_MAX = 64;
 

@@ -13,8 +13,9 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
 
 /** The deadlines of one provider attempt: its signal aborts when either passes (or when the run's signal does).
  * One timer serves both deadlines and a stream event only notes its time: re-arming a timer per event, and
- * AbortSignal.any per attempt (a WeakRef and a FinalizationRegistry entry), were ~3% of the worker's CPU. The timer
- * is set for the nearer deadline; when it finds that events moved the idle deadline on, it sets itself again. */
+ * AbortSignal.any per attempt (a WeakRef and a FinalizationRegistry entry), were ~3% of the worker's samples
+ * (`perf record` of the worker under `node bench/e2e.ts`, node --perf-basic-prof). The timer is set for the nearer
+ * deadline; when it finds that events moved the idle deadline on, it sets itself again. */
 export class StepWatchdog {
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
